@@ -1,0 +1,33 @@
+/// Returns the instance registered for `type` in the current container; traps if it cannot.
+///
+/// Use it to initialise immutable properties and as a constructor's default argument:
+///
+/// ```swift
+/// final class ProfileViewModel {
+///     let api = Inject(API.self)       // explicit type
+///     let clock: Clock = Inject()      // inferred type
+///     let store: Store
+///     init(store: Store = Inject()) { self.store = store }
+/// }
+/// ```
+///
+/// It resolves from ``InjectionManager/currentContainer``: the container bound to the current task by
+/// ``InjectionManager/withContainer(_:operation:)``, or the process-wide one. Inside a factory it
+/// resolves from the container running that factory.
+///
+/// > Warning: `Inject()` cannot throw. A missing registration, a dependency cycle or a throwing
+/// > factory stops the process with a message that starts with `Injection:`, names the type and the
+/// > chain that needed it, and says how to fix it. Use ``InjectionManager/resolve(_:)`` to handle
+/// > those failures instead.
+///
+/// - Parameter type: The registered type. Omit it where the result's type is inferred.
+/// - Returns: The cached instance for `.scoped` and `.singleton` registrations, a new one for `.transient`.
+public func Inject<Value>(_ type: Value.Type = Value.self, file: StaticString = #fileID, line: UInt = #line) -> Value {
+    let context = _Context.active
+    let container = context?.container ?? InjectionManager.sharedContainer
+    do {
+        return try container._resolve(type, as: Value.self, context: context)
+    } catch {
+        fatalError(error.description, file: file, line: line)
+    }
+}

@@ -1,0 +1,86 @@
+/// The global entry point: registers, resolves and resets on the current container.
+///
+/// Every static method acts on ``currentContainer``: the container bound to the current task by
+/// ``withContainer(_:operation:)``, or else the process-wide ``sharedContainer``.
+///
+/// ```swift
+/// // At launch, one line per service:
+/// InjectionManager.register(API.self) { LiveAPI() }
+/// InjectionManager.register(Clock.self, lifetime: .singleton) { SystemClock() }
+///
+/// // At logout:
+/// InjectionManager.resetCurrentContainer()
+/// ```
+public enum InjectionManager {
+    /// The process-wide container, used wherever no other container is bound.
+    public static let sharedContainer = InjectionContainer()
+
+    /// The container the current task resolves from: the innermost one bound by
+    /// ``withContainer(_:operation:)``, else ``sharedContainer``.
+    public static var currentContainer: InjectionContainer {
+        _Context.active?.container ?? sharedContainer
+    }
+
+    // MARK: - Registration
+
+    /// Registers the factory that builds `type` in the current container, replacing any earlier one.
+    ///
+    /// ```swift
+    /// InjectionManager.register(API.self) { LiveAPI() }
+    /// InjectionManager.register(ViewModel.self, lifetime: .transient) { ViewModel(api: Inject()) }
+    /// ```
+    /// See ``InjectionContainer/register(_:lifetime:factory:)``.
+    public static func register<Value>(
+        _ type: Value.Type,
+        lifetime: InjectionLifetime = .scoped,
+        factory: @escaping @Sendable () throws -> Value
+    ) {
+        currentContainer.register(type, lifetime: lifetime, factory: factory)
+    }
+
+    /// Removes the registration of `type` and its cached instance from the current container.
+    public static func unregister<Value>(_ type: Value.Type) {
+        currentContainer.unregister(type)
+    }
+
+    /// Whether `type` is registered in the current container.
+    public static func isRegistered<Value>(_ type: Value.Type) -> Bool {
+        currentContainer.isRegistered(type)
+    }
+
+    // MARK: - Resolution
+
+    /// Returns the instance registered for `type`; throws ``InjectionError`` instead of trapping.
+    ///
+    /// ```swift
+    /// let api = try InjectionManager.resolve(API.self)
+    /// InjectionManager.register(Store.self) { try LiveStore(api: InjectionManager.resolve()) }
+    /// ```
+    /// Factories that resolve their dependencies with `try` let a failure deep in the graph reach
+    /// the caller with the whole chain. See ``InjectionContainer/resolve(_:)``.
+    public static func resolve<Value>(_ type: Value.Type = Value.self) throws(InjectionError) -> Value {
+        let context = _Context.active
+        return try (context?.container ?? sharedContainer)._resolve(type, as: Value.self, context: context)
+    }
+
+    // MARK: - Scope
+
+    /// Evicts every `.scoped` instance of the current container; registrations and singletons stay.
+    ///
+    /// See ``InjectionContainer/resetCurrentContainer()``.
+    public static func resetCurrentContainer() {
+        currentContainer.resetCurrentContainer()
+    }
+
+    /// Resets the current container and applies the registrations made in `body` as one atomic step.
+    ///
+    /// ```swift
+    /// InjectionManager.resetCurrentContainer {
+    ///     InjectionManager.register(UserSession.self) { UserSession(user: newUser) }
+    /// }
+    /// ```
+    /// See ``InjectionContainer/resetCurrentContainer(_:)``.
+    public static func resetCurrentContainer<Failure: Error>(_ body: () throws(Failure) -> Void) throws(Failure) {
+        try currentContainer.resetCurrentContainer(body)
+    }
+}

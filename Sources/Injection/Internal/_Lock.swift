@@ -1,0 +1,68 @@
+// The only file that knows which platform it runs on.
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Android)
+import Android
+#else
+#error("Injection: no pthreads on this platform; port _Lock before building.")
+#endif
+
+/// A mutex with a condition variable, reached only through ``withLock(_:)``.
+///
+/// `Synchronization.Mutex` needs iOS 18, so this small pthread lock serves every platform we support.
+/// Mutex and condition live in heap memory of their own so their addresses never move. Debug builds
+/// use an error-checking mutex, and every pthread return code is checked.
+final class _Lock: @unchecked Sendable {
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let condition: UnsafeMutablePointer<pthread_cond_t>
+
+    init() {
+        mutex = .allocate(capacity: 1)
+        condition = .allocate(capacity: 1)
+        var attributes = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attributes)
+        #if DEBUG
+        pthread_mutexattr_settype(&attributes, .init(PTHREAD_MUTEX_ERRORCHECK))
+        #endif
+        let mutexResult = pthread_mutex_init(mutex, &attributes)
+        precondition(mutexResult == 0, "Injection: pthread_mutex_init failed with \(mutexResult)")
+        pthread_mutexattr_destroy(&attributes)
+        let conditionResult = pthread_cond_init(condition, nil)
+        precondition(conditionResult == 0, "Injection: pthread_cond_init failed with \(conditionResult)")
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    /// Runs `body` while holding the lock. `body` must never call user code.
+    @inline(__always)
+    func withLock<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+        let lockResult = pthread_mutex_lock(mutex)
+        precondition(lockResult == 0, "Injection: pthread_mutex_lock failed with \(lockResult)")
+        defer {
+            let unlockResult = pthread_mutex_unlock(mutex)
+            precondition(unlockResult == 0, "Injection: pthread_mutex_unlock failed with \(unlockResult)")
+        }
+        return try body()
+    }
+
+    /// Releases the lock until ``broadcast()`` is called, then takes it again. Call only inside `withLock`.
+    func wait() {
+        let result = pthread_cond_wait(condition, mutex)
+        precondition(result == 0, "Injection: pthread_cond_wait failed with \(result)")
+    }
+
+    /// Wakes every thread blocked in ``wait()``.
+    func broadcast() {
+        let result = pthread_cond_broadcast(condition)
+        precondition(result == 0, "Injection: pthread_cond_broadcast failed with \(result)")
+    }
+}

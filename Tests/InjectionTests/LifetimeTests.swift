@@ -1,0 +1,138 @@
+import Injection
+import InjectionTesting
+import Testing
+
+@Suite("Lifetimes and registration", .isolatedInjection)
+struct LifetimeTests {
+    @Test("both Inject spellings return the same scoped instance")
+    func bothSpellingsShareScopedInstance() {
+        InjectionManager.register((any API).self) { LiveAPI() }
+        let screen = Screen()
+        #expect(screen.api === screen.sameAPI)
+        #expect(screen.api === Inject((any API).self))
+    }
+
+    @Test("a reset gives a new scoped instance while a singleton survives")
+    func resetEvictsScopedKeepsSingleton() throws {
+        InjectionManager.register((any API).self) { LiveAPI() }
+        InjectionManager.register((any Clock).self, lifetime: .singleton) { SystemClock() }
+        let api1: any API = Inject()
+        let clock1: any Clock = Inject()
+        InjectionManager.resetCurrentContainer()
+        let api2: any API = Inject()
+        let clock2: any Clock = Inject()
+        #expect(api1 !== api2)
+        #expect(clock1 === clock2)
+        #expect(api2 === Inject((any API).self))
+    }
+
+    @Test("a transient registration builds a new instance on every resolve")
+    func transientIsNewEachTime() {
+        let runs = Counter()
+        InjectionManager.register(Formatter.self, lifetime: .transient) { runs.increment(); return Formatter() }
+        let first: Formatter = Inject()
+        let second: Formatter = Inject()
+        #expect(first !== second)
+        #expect(runs.value == 2)
+    }
+
+    @Test("a scoped factory runs once per scope")
+    func scopedFactoryRunsOncePerScope() {
+        let runs = Counter()
+        InjectionManager.register((any API).self) { runs.increment(); return LiveAPI() }
+        for _ in 0..<5 { _ = Inject((any API).self) }
+        #expect(runs.value == 1)
+        InjectionManager.resetCurrentContainer()
+        for _ in 0..<5 { _ = Inject((any API).self) }
+        #expect(runs.value == 2)
+    }
+
+    @Test("registering again replaces the factory and evicts the cached instance")
+    func reRegistrationWins() {
+        InjectionManager.register((any API).self) { LiveAPI(name: "first") }
+        let first: any API = Inject()
+        InjectionManager.register((any API).self) { LiveAPI(name: "second") }
+        let second: any API = Inject()
+        #expect(first.name == "first")
+        #expect(second.name == "second")
+        #expect(Inject((any API).self) === second)
+    }
+
+    @Test("re-registering a singleton replaces it too")
+    func reRegistrationReplacesSingleton() {
+        InjectionManager.register((any Clock).self, lifetime: .singleton) { SystemClock() }
+        let first: any Clock = Inject()
+        InjectionManager.register((any Clock).self, lifetime: .singleton) { SystemClock() }
+        #expect(Inject((any Clock).self) !== first)
+    }
+
+    @Test("function types register and resolve like any other type")
+    func functionTypes() {
+        InjectionManager.register(((String) -> Detail).self) { { Detail(id: $0) } }
+        let makeDetail: (String) -> Detail = Inject()
+        #expect(makeDetail("42").id == "42")
+        #expect(makeDetail("a") !== makeDetail("a"))
+    }
+
+    @Test("value types are cached per scope")
+    func valueTypes() {
+        let runs = Counter()
+        InjectionManager.register(Int.self) { runs.increment() }
+        #expect(Inject(Int.self) == 1)
+        #expect(Inject(Int.self) == 1)
+        InjectionManager.resetCurrentContainer()
+        #expect(Inject(Int.self) == 2)
+    }
+
+    @Test("factories inject their own dependencies, whatever the registration order")
+    func factoriesInjectDependencies() {
+        InjectionManager.register(ViewModel.self) { ViewModel(api: Inject(), clock: Inject()) }
+        InjectionManager.register((any API).self) { LiveAPI() }
+        InjectionManager.register((any Clock).self, lifetime: .singleton) { SystemClock() }
+        let viewModel: ViewModel = Inject()
+        #expect(viewModel.api === Inject((any API).self))
+        #expect(viewModel.clock === Inject((any Clock).self))
+    }
+
+    @Test("a constructor default argument injects while an explicit argument wins")
+    func constructorDefaults() {
+        InjectionManager.register((any API).self) { LiveAPI(name: "injected") }
+        InjectionManager.register((any Clock).self) { SystemClock() }
+        #expect(ViewModel().api.name == "injected")
+        #expect(ViewModel(api: LiveAPI(name: "explicit")).api.name == "explicit")
+    }
+
+    @Test("isRegistered and unregister")
+    func isRegisteredAndUnregister() throws {
+        #expect(!InjectionManager.isRegistered((any API).self))
+        InjectionManager.register((any API).self) { LiveAPI() }
+        #expect(InjectionManager.isRegistered((any API).self))
+        _ = try InjectionManager.resolve((any API).self)
+        InjectionManager.unregister((any API).self)
+        #expect(!InjectionManager.isRegistered((any API).self))
+        #expect(throws: InjectionError.self) { try InjectionManager.resolve((any API).self) }
+    }
+
+    @Test("unregister releases the cached instance")
+    func unregisterReleasesInstance() {
+        InjectionManager.register((any API).self) { LiveAPI() }
+        weak var weakAPI: LiveAPI?
+        do {
+            let api = Inject((any API).self)
+            weakAPI = api as? LiveAPI
+            #expect(weakAPI != nil)
+        }
+        InjectionManager.unregister((any API).self)
+        #expect(weakAPI == nil)
+    }
+
+    @Test("reset releases evicted scoped instances")
+    func resetReleasesInstances() {
+        InjectionManager.register((any API).self) { LiveAPI() }
+        weak var weakAPI: LiveAPI?
+        do { weakAPI = Inject((any API).self) as? LiveAPI }
+        #expect(weakAPI != nil)
+        InjectionManager.resetCurrentContainer()
+        #expect(weakAPI == nil)
+    }
+}

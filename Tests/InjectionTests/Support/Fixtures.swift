@@ -1,0 +1,92 @@
+import Foundation
+import Injection
+
+// MARK: - Services used across the suite
+
+protocol API: AnyObject, Sendable { var name: String { get } }
+final class LiveAPI: API { let name: String; init(name: String = "live") { self.name = name } }
+
+protocol Clock: AnyObject, Sendable {}
+final class SystemClock: Clock {}
+
+final class Formatter: Sendable {}
+
+final class ViewModel: Sendable {
+    let api: any API
+    let clock: any Clock
+    init(api: any API = Inject(), clock: any Clock = Inject()) {
+        self.api = api
+        self.clock = clock
+    }
+}
+
+final class Detail: Sendable {
+    let id: String
+    init(id: String) { self.id = id }
+}
+
+final class Session: Sendable {
+    let user: String
+    let serial: Int
+    init(user: String, serial: Int = 0) {
+        self.user = user
+        self.serial = serial
+    }
+}
+
+/// Holds injected services in immutable properties, both spellings.
+final class Screen: Sendable {
+    let api = Inject((any API).self)
+    let sameAPI: any API = Inject()
+}
+
+// MARK: - Helpers
+
+/// A thread-safe counter for how often factories run.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    var value: Int { lock.withLock { count } }
+    @discardableResult func increment() -> Int { lock.withLock { count += 1; return count } }
+}
+
+/// A one-shot signal between threads, with a timeout so a broken container fails instead of hanging.
+final class Gate: @unchecked Sendable {
+    private let semaphore = DispatchSemaphore(value: 0)
+    func open() { semaphore.signal() }
+    /// Returns `false` if `seconds` passed first.
+    @discardableResult func wait(seconds: Double = 10) -> Bool {
+        semaphore.wait(timeout: .now() + seconds) == .success
+    }
+}
+
+/// Runs `body` on `count` real threads that start together; returns when all are done, or `false` on timeout.
+@discardableResult
+func runOnThreads(_ count: Int, timeout: Double = 30, _ body: @escaping @Sendable (Int) -> Void) -> Bool {
+    let group = DispatchGroup()
+    let start = DispatchSemaphore(value: 0)
+    for index in 0..<count {
+        group.enter()
+        let thread = Thread {
+            start.wait()
+            body(index)
+            group.leave()
+        }
+        thread.start()
+    }
+    for _ in 0..<count { start.signal() }
+    return group.wait(timeout: .now() + timeout) == .success
+}
+
+/// Runs `body` on a new thread and returns immediately.
+func onThread(_ body: @escaping @Sendable () -> Void) {
+    Thread { body() }.start()
+}
+
+/// Collects values from many threads.
+final class Collector<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [Value] = []
+    func append(_ value: Value) { lock.withLock { items.append(value) } }
+    var values: [Value] { lock.withLock { items } }
+}

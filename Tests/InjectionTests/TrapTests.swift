@@ -1,0 +1,54 @@
+import Injection
+import Testing
+
+// Exit tests run in a fresh process, so they start with an empty process-wide container.
+
+private final class NeedsAPI: Sendable {
+    let api: any API
+    init(api: any API = Inject()) { self.api = api }
+}
+
+@Suite("Inject() traps with a readable message")
+struct TrapTests {
+    @Test("a missing registration names the type and the fix")
+    func missingRegistrationTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let _: any API = Inject()
+        }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("Injection: no registration for API."))
+        #expect(output.contains("InjectionManager.register(API.self) { ... }"))
+    }
+
+    @Test("a missing registration inside a factory names the chain that needed it")
+    func missingNestedRegistrationTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            InjectionManager.register(ViewModel.self) { ViewModel() }
+            InjectionManager.register((any Clock).self) { SystemClock() }
+            // Even the throwing API cannot report a failure inside a nested, non-throwing Inject().
+            _ = try? InjectionManager.resolve(ViewModel.self)
+        }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("Injection: no registration for API (resolving ViewModel → API)."))
+        #expect(output.contains("InjectionManager.register(API.self) { ... }"))
+    }
+
+    @Test("a throwing factory traps through Inject() with its error")
+    func throwingFactoryTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            struct Offline: Error {}
+            InjectionManager.register((any API).self) { throw Offline() }
+            _ = NeedsAPI()
+        }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("Injection: the factory for API threw Offline()"))
+    }
+
+    @Test("Inject() never traps for a registered type")
+    func registeredTypeDoesNotTrap() async {
+        await #expect(processExitsWith: .success) {
+            InjectionManager.register((any API).self) { LiveAPI() }
+            _ = NeedsAPI()
+        }
+    }
+}
