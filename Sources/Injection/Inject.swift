@@ -23,10 +23,8 @@
 /// - Parameter type: The registered type. Omit it where the result's type is inferred.
 /// - Returns: The cached instance for `.scoped` and `.singleton` registrations, a new one for `.transient`.
 public func Inject<Value>(_ type: Value.Type = Value.self, file: StaticString = #fileID, line: UInt = #line) -> Value {
-    let context = _Context.active
-    let container = context?.container ?? InjectionManager.sharedContainer
     do {
-        return try container._resolve(type, as: Value.self, context: context)
+        return try InjectionManager._resolveInCurrent(type, as: Value.self)
     } catch {
         fatalError(error.description, file: file, line: line)
     }

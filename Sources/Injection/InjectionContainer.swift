@@ -21,9 +21,16 @@ public final class InjectionContainer: @unchecked Sendable {
     private var slots: [ObjectIdentifier: _Slot] = [:]
     /// Bumped by every reset; a scoped build that started in an older scope is never cached.
     private var scope: UInt64 = 0
+    /// Whether some thread's `_ThreadState` may hold an entry of this container.
+    private var isInThreadCaches = false
 
     /// Creates an empty container.
     public init() {}
+
+    deinit {
+        // Thread caches key entries by this container's address, which a new container may reuse.
+        if isInThreadCaches { _ = _ThreadState.evict(container: ObjectIdentifier(self)) }
+    }
 
     /// Creates a container with the same registrations as `other` and none of its instances.
     ///
@@ -66,10 +73,10 @@ public final class InjectionContainer: @unchecked Sendable {
     public func unregister<Value>(_ type: Value.Type) {
         let key = ObjectIdentifier(type)
         if let transaction = openTransaction(), transaction.record(.unregister(key)) { return }
-        let removed = lock.withLock { () -> _Slot? in
+        let removed = lock.withLock { () -> [AnyObject] in
             let removed = slots.removeValue(forKey: key)
             if removed?.build != nil { lock.broadcast() }
-            return removed
+            return evictFromThreadCachesLocked() + (removed.map { [$0] } ?? [])
         }
         _ = removed  // Released here, outside the lock: deinit is user code.
     }
@@ -130,7 +137,7 @@ public final class InjectionContainer: @unchecked Sendable {
         let outer = _Context.active
         let context = _Context(container: self, frame: outer?.frame, transaction: transaction)
         do {
-            try _Context._withValue(context, body)
+            try _Context.withSyncScope(context, body)
         } catch {
             _ = transaction.commit()
             throw error
@@ -158,12 +165,25 @@ public final class InjectionContainer: @unchecked Sendable {
 
     func _register(_ key: ObjectIdentifier, _ registration: _AnyRegistration) {
         if let transaction = openTransaction(), transaction.record(.register(key, registration)) { return }
-        let replaced = lock.withLock { () -> _Slot? in
+        let replaced = lock.withLock { () -> [AnyObject] in
             let replaced = slots.updateValue(_Slot(registration), forKey: key)
             if replaced?.build != nil { lock.broadcast() }
-            return replaced
+            return evictFromThreadCachesLocked() + (replaced.map { [$0] } ?? [])
         }
         _ = replaced  // Released here, outside the lock.
+    }
+
+    /// Removes this container's entries from every thread's cache; returns them for release after unlocking.
+    private func evictFromThreadCachesLocked() -> [AnyObject] {
+        guard isInThreadCaches else { return [] }
+        isInThreadCaches = false
+        return _ThreadState.evict(container: ObjectIdentifier(self))
+    }
+
+    /// Copies `instance` into this thread's cache, so the next resolve of `key` here takes no shared lock.
+    private func cacheInThreadLocked<Value>(_ instance: _Box, as _: Value.Type, key: ObjectIdentifier) {
+        isInThreadCaches = true
+        _ThreadState.currentOrNew.insert(container: ObjectIdentifier(self), key: key, box: instance.copy(as: Value.self))
     }
 
     /// The open `resetCurrentContainer { }` of this container in the current task, if any.
@@ -175,7 +195,7 @@ public final class InjectionContainer: @unchecked Sendable {
     /// Evicts scoped instances and abandons scoped builds; returns what to release after unlocking.
     private func resetLocked() -> [AnyObject] {
         scope &+= 1
-        var evicted: [AnyObject] = []
+        var evicted = evictFromThreadCachesLocked()
         for slot in slots.values where slot.registration.lifetime == .scoped {
             if let instance = slot.cached { evicted.append(instance) }
             slot.cached = nil
@@ -190,7 +210,7 @@ public final class InjectionContainer: @unchecked Sendable {
 
 extension InjectionContainer {
     private enum Step {
-        case hit(AnyObject)
+        case hit(_Box)
         case wait(_Build)
         case run(_Slot, _AnyRegistration, _Build?)
     }
@@ -208,6 +228,9 @@ extension InjectionContainer {
             throw .resolvedDuringReset(_TypeName.of(requested), chain: (parent?.chain ?? []) + [_TypeName.of(requested)])
         }
         let containerID = ObjectIdentifier(self)
+        if let box = _ThreadState.current?._withUnsafeGuaranteedRef({ $0.lookup(container: containerID, key: key) }) {
+            return box.value(as: Value.self)
+        }
         let resolver = parent?.resolver ?? _Resolver()
         while true {
             let step = try lock.withLock { () throws(InjectionError) -> Step in
@@ -215,7 +238,10 @@ extension InjectionContainer {
                     let name = _TypeName.of(requested)
                     throw .notRegistered(name, chain: (parent?.chain ?? []) + [name])
                 }
-                if let instance = slot.cached { return .hit(instance) }
+                if let instance = slot.cached {
+                    cacheInThreadLocked(instance, as: Value.self, key: key)
+                    return .hit(instance)
+                }
                 let registration = slot.registration
                 if let path = parent?.chain(from: key, in: containerID) {
                     throw .cycle(registration.typeName, path: path + [registration.typeName])
@@ -228,12 +254,12 @@ extension InjectionContainer {
             }
             switch step {
             case .hit(let instance):
-                return unsafeDowncast(instance, to: _Box<Value>.self).value
+                return instance.value(as: Value.self)
             case .wait(let build):
                 try wait(for: build, key: key, resolver: resolver, frame: parent)
             case .run(let slot, let registration, let build):
                 let instance = try run(registration, for: key, in: slot, build: build, parent: parent, resolver: resolver)
-                return unsafeDowncast(instance, to: _Box<Value>.self).value
+                return instance.value(as: Value.self)
             }
         }
     }
@@ -253,12 +279,12 @@ extension InjectionContainer {
     private func run(
         _ registration: _AnyRegistration, for key: ObjectIdentifier, in slot: _Slot, build: _Build?,
         parent: _Frame?, resolver: _Resolver
-    ) throws(InjectionError) -> AnyObject {
+    ) throws(InjectionError) -> _Box {
         let frame = _Frame(container: ObjectIdentifier(self), key: key, typeName: registration.typeName, parent: parent, resolver: resolver)
-        let outcome: Result<AnyObject, InjectionError>
+        let outcome: Result<_Box, InjectionError>
         do {
-            let instance = try _Context.$current.withValue(_Context(container: self, frame: frame, transaction: nil)) {
-                try registration.makeBox()
+            let instance = try _Context.withSyncScope(_Context(container: self, frame: frame, transaction: nil)) {
+                () throws(any Error) -> _Box in try registration.makeBox()
             }
             outcome = .success(instance)
         } catch let error as InjectionError {

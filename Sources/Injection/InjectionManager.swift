@@ -1,3 +1,5 @@
+import _InjectionAtomics
+
 /// The global entry point: registers, resolves and resets on the current container.
 ///
 /// Every static method acts on ``currentContainer``: the container bound to the current task by
@@ -13,7 +15,28 @@
 /// ```
 public enum InjectionManager {
     /// The process-wide container, used wherever no other container is bound.
-    public static let sharedContainer = InjectionContainer()
+    public static var sharedContainer: InjectionContainer { _shared.takeUnretainedValue() }
+
+    /// The process-wide container, never released, so the hot path can borrow it without reference
+    /// counting (a retain of one shared object from every thread would make threads contend).
+    static let _shared = Unmanaged.passRetained(InjectionContainer())
+
+    /// Resolves from the current container without retaining anything shared: the synchronous scope's
+    /// context from the thread's state, else the task-local context, else the process-wide container.
+    @inline(__always)
+    static func _resolveInCurrent<Value>(_ requested: Any.Type, as _: Value.Type) throws(InjectionError) -> Value {
+        do {
+            if let context = _ThreadState.current?._withUnsafeGuaranteedRef({ $0.context }) {
+                return try context._withUnsafeGuaranteedRef { try $0.container._resolve(requested, as: Value.self, context: $0) }
+            }
+            if _injection_context_count() != 0, let context = _Context.current {
+                return try context.container._resolve(requested, as: Value.self, context: context)
+            }
+            return try _shared._withUnsafeGuaranteedRef { try $0._resolve(requested, as: Value.self, context: nil) }
+        } catch {
+            throw error as! InjectionError  // `_withUnsafeGuaranteedRef` rethrows untyped; `_resolve` throws only this.
+        }
+    }
 
     /// The container the current task resolves from: the innermost one bound by
     /// ``withContainer(_:operation:)``, else ``sharedContainer``.
@@ -59,8 +82,7 @@ public enum InjectionManager {
     /// Factories that resolve their dependencies with `try` let a failure deep in the graph reach
     /// the caller with the whole chain. See ``InjectionContainer/resolve(_:)``.
     public static func resolve<Value>(_ type: Value.Type = Value.self) throws(InjectionError) -> Value {
-        let context = _Context.active
-        return try (context?.container ?? sharedContainer)._resolve(type, as: Value.self, context: context)
+        try _resolveInCurrent(type, as: Value.self)
     }
 
     // MARK: - Scope

@@ -25,10 +25,30 @@ final class _Context: Sendable {
 
     @TaskLocal static var current: _Context?
 
-    /// The current task's context, or `nil`; skips the task-local read when no context exists at all.
-    @inline(__always)
+    /// The current context: the thread's synchronous scope, else the task-local one; skips the
+    /// task-local read when no context exists anywhere in the process.
     static var active: _Context? {
-        _injection_context_count() == 0 ? nil : current
+        if let context = _ThreadState.current?._withUnsafeGuaranteedRef({ $0.context }) {
+            return context.takeUnretainedValue()
+        }
+        return _injection_context_count() == 0 ? nil : current
+    }
+
+    /// Runs the synchronous `body` with `context` current: in the task-local (so tasks created in
+    /// `body` inherit it) and in this thread's state (so resolves in `body` find it cheaply).
+    static func withSyncScope<Result, Failure: Error>(
+        _ context: _Context, _ body: () throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        let state = _ThreadState.currentOrNew
+        let outer = state.context
+        state.context = .passUnretained(context)
+        defer { state.context = outer }
+        return try withExtendedLifetime(context) { () throws(Failure) -> Result in
+            let result: Swift.Result<Result, Failure> = $current.withValue(context) {
+                do throws(Failure) { return .success(try body()) } catch { return .failure(error) }
+            }
+            return try result.get()
+        }
     }
 
     /// Runs `body` with a context that keeps the current one's chain and open reset but binds `container`.
@@ -37,17 +57,7 @@ final class _Context: Sendable {
     ) throws(Failure) -> Result {
         let outer = active
         let context = _Context(container: container, frame: outer?.frame, transaction: outer?.transaction)
-        return try _withValue(context, body)
-    }
-
-    /// `$current.withValue` with typed throws.
-    static func _withValue<Result, Failure: Error>(
-        _ context: _Context, _ body: () throws(Failure) -> Result
-    ) throws(Failure) -> Result {
-        let result: Swift.Result<Result, Failure> = $current.withValue(context) {
-            do throws(Failure) { return .success(try body()) } catch { return .failure(error) }
-        }
-        return try result.get()
+        return try withSyncScope(context, body)
     }
 }
 

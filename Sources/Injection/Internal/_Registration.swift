@@ -1,7 +1,29 @@
-/// An instance held by the container; typed, so a cache hit needs `unsafeDowncast`, never `as!`.
-final class _Box<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
+/// An instance held by the container, stored in raw memory typed by the registration.
+///
+/// Not generic on purpose: reading a generic class's field from unspecialized code needs that class's
+/// metadata (a runtime cache lookup per read). Reading through `storage` needs nothing, and a cache
+/// hit is a plain copy, with no `as!` cast.
+final class _Box: @unchecked Sendable {
+    let storage: UnsafeMutableRawPointer
+    private let destroy: (UnsafeMutableRawPointer) -> Void
+
+    init<Value>(_ value: Value) {
+        let typed = UnsafeMutablePointer<Value>.allocate(capacity: 1)
+        typed.initialize(to: value)
+        storage = UnsafeMutableRawPointer(typed)
+        destroy = { $0.assumingMemoryBound(to: Value.self).deinitialize(count: 1).deallocate() }
+    }
+
+    deinit { destroy(storage) }
+
+    /// The stored value; `Value` must be the type the box was created with.
+    @inline(__always)
+    func value<Value>(as _: Value.Type) -> Value {
+        storage.assumingMemoryBound(to: Value.self).pointee
+    }
+
+    /// A new box holding a copy of this box's value.
+    func copy<Value>(as _: Value.Type) -> _Box { _Box(value(as: Value.self)) }
 }
 
 /// A registered factory and its lifetime. A new registration is a new object, so identity tells
@@ -15,8 +37,8 @@ class _AnyRegistration: @unchecked Sendable {
         self.typeName = typeName
     }
 
-    /// Runs the factory and boxes its result in a `_Box<Value>`.
-    func makeBox() throws -> AnyObject {
+    /// Runs the factory and boxes its result.
+    func makeBox() throws -> _Box {
         fatalError("Injection: _AnyRegistration.makeBox must be overridden")
     }
 }
@@ -29,7 +51,7 @@ final class _Registration<Value>: _AnyRegistration, @unchecked Sendable {
         super.init(lifetime: lifetime, typeName: typeName)
     }
 
-    override func makeBox() throws -> AnyObject {
+    override func makeBox() throws -> _Box {
         _Box(try factory())
     }
 }
@@ -37,8 +59,8 @@ final class _Registration<Value>: _AnyRegistration, @unchecked Sendable {
 /// The container's entry for one key; mutated only under the container's lock.
 final class _Slot {
     let registration: _AnyRegistration
-    /// The cached `_Box<Value>` for `.scoped` and `.singleton`.
-    var cached: AnyObject?
+    /// The cached instance for `.scoped` and `.singleton`.
+    var cached: _Box?
     /// The build in progress, which other resolutions of this key wait for.
     var build: _Build?
 

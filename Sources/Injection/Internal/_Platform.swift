@@ -1,4 +1,4 @@
-// The only file that knows which platform it runs on.
+// The only file that knows which platform it runs on: the lock and thread-local storage.
 #if canImport(Darwin)
 import Darwin
 #elseif canImport(Glibc)
@@ -14,15 +14,25 @@ import Android
 /// A mutex with a condition variable, reached only through ``withLock(_:)``.
 ///
 /// `Synchronization.Mutex` needs iOS 18, so this small pthread lock serves every platform we support.
-/// Mutex and condition live in heap memory of their own so their addresses never move. Debug builds
-/// use an error-checking mutex, and every pthread return code is checked.
+/// Mutex and condition share one heap block, so their addresses never move; the block is aligned to
+/// and padded out to whole cache lines, so two threads' locks never share one (false sharing would
+/// make per-thread locks contend). Debug builds use an error-checking mutex, and every pthread
+/// return code is checked.
 final class _Lock: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
 
+    private static let cacheLine = 128
+    private static let conditionOffset =
+        (MemoryLayout<pthread_mutex_t>.size + MemoryLayout<pthread_cond_t>.alignment - 1)
+        / MemoryLayout<pthread_cond_t>.alignment * MemoryLayout<pthread_cond_t>.alignment
+    private static let blockSize =
+        (conditionOffset + MemoryLayout<pthread_cond_t>.size + cacheLine - 1) / cacheLine * cacheLine
+
     init() {
-        mutex = .allocate(capacity: 1)
-        condition = .allocate(capacity: 1)
+        let block = UnsafeMutableRawPointer.allocate(byteCount: Self.blockSize, alignment: Self.cacheLine)
+        mutex = block.bindMemory(to: pthread_mutex_t.self, capacity: 1)
+        condition = (block + Self.conditionOffset).bindMemory(to: pthread_cond_t.self, capacity: 1)
         var attributes = pthread_mutexattr_t()
         pthread_mutexattr_init(&attributes)
         #if DEBUG
@@ -38,8 +48,7 @@ final class _Lock: @unchecked Sendable {
     deinit {
         pthread_cond_destroy(condition)
         pthread_mutex_destroy(mutex)
-        condition.deallocate()
-        mutex.deallocate()
+        UnsafeMutableRawPointer(mutex).deallocate()
     }
 
     /// Runs `body` while holding the lock. `body` must never call user code.
@@ -64,5 +73,35 @@ final class _Lock: @unchecked Sendable {
     func broadcast() {
         let result = pthread_cond_broadcast(condition)
         precondition(result == 0, "Injection: pthread_cond_broadcast failed with \(result)")
+    }
+}
+
+/// One pointer-sized slot per thread, with a destructor that runs when a thread with a value exits.
+struct _ThreadLocal: @unchecked Sendable {
+    private let key: pthread_key_t
+
+    #if canImport(Darwin)
+    typealias Destructor = @convention(c) (UnsafeMutableRawPointer) -> Void
+    #else
+    typealias Destructor = @convention(c) (UnsafeMutableRawPointer?) -> Void
+    #endif
+
+    init(destructor: Destructor) {
+        var key = pthread_key_t()
+        let result = pthread_key_create(&key, destructor)
+        precondition(result == 0, "Injection: pthread_key_create failed with \(result)")
+        self.key = key
+    }
+
+    /// This thread's value, or `nil` if it has none.
+    @inline(__always)
+    var value: UnsafeMutableRawPointer? {
+        pthread_getspecific(key)
+    }
+
+    /// Sets this thread's value.
+    func set(_ value: UnsafeMutableRawPointer?) {
+        let result = pthread_setspecific(key, value)
+        precondition(result == 0, "Injection: pthread_setspecific failed with \(result)")
     }
 }

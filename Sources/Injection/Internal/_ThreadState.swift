@@ -1,0 +1,168 @@
+/// What each thread keeps for itself: the context of the synchronous scope it is in, and a copy of
+/// cached instances, so a cache hit never touches a lock or a reference count other threads use.
+///
+/// ## The synchronous context
+/// A synchronous scope (a sync `withContainer`, a factory being run, a `resetCurrentContainer { }`
+/// block) cannot hop threads, so besides the task-local it publishes its context here, where the hot
+/// path reads it with one `pthread_getspecific` instead of a (much slower) task-local lookup. Only the
+/// owning thread reads or writes it.
+///
+/// ## The instance cache
+/// Each thread has its own cache and its own lock. The owning thread takes that lock for every lookup
+/// (uncontended, so its cache line stays on the thread's core); a container that changes (register,
+/// unregister, reset, deinit) takes the lock of every thread's cache to evict its entries, under the
+/// container's own lock, so no thread can read an instance the container no longer holds.
+/// Each thread boxes its own copy of the instance, so even the box's reference count is thread-local.
+/// 
+///
+/// Lock order: container → `registryLock` → a thread's `lock`. Evicted boxes are handed back to the
+/// caller to be released after every lock is dropped, since releasing can run a `deinit`.
+final class _ThreadState: @unchecked Sendable {
+    private struct Entry {
+        var container: UInt
+        var key: UInt
+        /// This thread's retained copy of the instance, or `nil` for an empty bucket.
+        var box: Unmanaged<_Box>?
+    }
+
+    /// The innermost synchronous scope's context on this thread, unretained (the scope keeps it alive).
+    /// Owner thread only.
+    @exclusivity(unchecked) var context: Unmanaged<_Context>?
+
+    private let lock = _Lock()
+    // Open addressing with linear probing; guarded by `lock`.
+    @exclusivity(unchecked) private var entries: UnsafeMutablePointer<Entry>
+    @exclusivity(unchecked) private var capacity: Int
+    @exclusivity(unchecked) private var count = 0
+
+    private init() {
+        capacity = 16
+        entries = .allocate(capacity: capacity)
+        entries.initialize(repeating: Entry(container: 0, key: 0, box: nil), count: capacity)
+    }
+
+    deinit {
+        for index in 0..<capacity { entries[index].box?.release() }
+        entries.deallocate()
+    }
+
+    // MARK: - This thread's cache
+
+    private static let slot = _ThreadLocal { pointer in
+        guard let pointer else { return }
+        let cache = Unmanaged<_ThreadState>.fromOpaque(pointer).takeRetainedValue()
+        registryLock.withLock { registry[ObjectIdentifier(cache)] = nil }
+        _ = cache  // Released outside the lock; its boxes with it.
+    }
+
+    /// This thread's state, unretained (the thread keeps it alive until it exits), or `nil` if none.
+    @inline(__always)
+    static var current: Unmanaged<_ThreadState>? {
+        guard let pointer = slot.value else { return nil }
+        return Unmanaged<_ThreadState>.fromOpaque(pointer)
+    }
+
+    /// The current thread's state, created on first use.
+    static var currentOrNew: _ThreadState {
+        if let pointer = slot.value { return Unmanaged<_ThreadState>.fromOpaque(pointer).takeUnretainedValue() }
+        let cache = _ThreadState()
+        registryLock.withLock { registry[ObjectIdentifier(cache)] = cache }
+        slot.set(Unmanaged.passRetained(cache).toOpaque())
+        return cache
+    }
+
+    // MARK: - Every thread's cache
+
+    private static let registryLock = _Lock()
+    nonisolated(unsafe) private static var registry: [ObjectIdentifier: _ThreadState] = [:]
+
+    /// Removes every entry of `container` from every thread's cache; returns the boxes to release
+    /// once all locks are dropped.
+    static func evict(container: ObjectIdentifier) -> [AnyObject] {
+        let containerBits = UInt(bitPattern: container)
+        return registryLock.withLock {
+            var evicted: [AnyObject] = []
+            for cache in registry.values {
+                cache.lock.withLock { cache.removeAll(of: containerBits, into: &evicted) }
+            }
+            return evicted
+        }
+    }
+
+    // MARK: - Lookup and insertion
+
+    /// This thread's box for `key` of `container`. The box is this thread's own copy, so retaining it
+    /// touches no shared cache line; returning a box, not an `Optional<Value>`, keeps unspecialized
+    /// callers from looking up generic metadata.
+    @inline(__always)
+    func lookup(container: ObjectIdentifier, key: ObjectIdentifier) -> _Box? {
+        let containerBits = UInt(bitPattern: container), keyBits = UInt(bitPattern: key)
+        return lock.withLock { () -> _Box? in
+            let mask = capacity &- 1
+            var index = Self.bucket(containerBits, keyBits, mask)
+            while let box = entries[index].box {
+                if entries[index].key == keyBits && entries[index].container == containerBits {
+                    return box.takeUnretainedValue()
+                }
+                index = (index &+ 1) & mask
+            }
+            return nil
+        }
+    }
+
+    /// Caches `box` for `key` of `container`. Call only under the container's lock.
+    func insert(container: ObjectIdentifier, key: ObjectIdentifier, box: _Box) {
+        let containerBits = UInt(bitPattern: container), keyBits = UInt(bitPattern: key)
+        let replaced = lock.withLock { () -> AnyObject? in
+            if (count + 1) * 2 > capacity { rehash(capacity: capacity * 2, removing: nil, into: nil) }
+            var index = Self.bucket(containerBits, keyBits, capacity - 1)
+            while let existing = entries[index].box {
+                if entries[index].key == keyBits && entries[index].container == containerBits {
+                    entries[index].box = .passRetained(box)
+                    return existing.takeRetainedValue()
+                }
+                index = (index + 1) & (capacity - 1)
+            }
+            entries[index] = Entry(container: containerBits, key: keyBits, box: .passRetained(box))
+            count += 1
+            return nil
+        }
+        _ = replaced
+    }
+
+    @inline(__always)
+    private static func bucket(_ container: UInt, _ key: UInt, _ mask: Int) -> Int {
+        // Fibonacci hashing of the two addresses; the high bits are the best mixed.
+        let mixed = (key ^ (container &<< 7)) &* 0x9E37_79B9_7F4A_7C15
+        return Int(truncatingIfNeeded: mixed &>> 40) & mask
+    }
+
+    /// Removes every entry of `container`, appending its boxes to `evicted`. Call under `lock`.
+    private func removeAll(of container: UInt, into evicted: inout [AnyObject]) {
+        rehash(capacity: capacity, removing: container, into: &evicted)
+    }
+
+    /// Rebuilds the table at `capacity`, dropping the entries of `container` into `evicted`.
+    private func rehash(capacity newCapacity: Int, removing container: UInt?, into evicted: UnsafeMutablePointer<[AnyObject]>?) {
+        let old = entries, oldCapacity = capacity
+        if let container, !(0..<oldCapacity).contains(where: { old[$0].box != nil && old[$0].container == container }) {
+            return
+        }
+        entries = .allocate(capacity: newCapacity)
+        entries.initialize(repeating: Entry(container: 0, key: 0, box: nil), count: newCapacity)
+        capacity = newCapacity
+        count = 0
+        for index in 0..<oldCapacity {
+            guard let box = old[index].box else { continue }
+            if let container, old[index].container == container {
+                evicted?.pointee.append(box.takeRetainedValue())
+                continue
+            }
+            var bucket = Self.bucket(old[index].container, old[index].key, newCapacity - 1)
+            while entries[bucket].box != nil { bucket = (bucket + 1) & (newCapacity - 1) }
+            entries[bucket] = old[index]
+            count += 1
+        }
+        old.deallocate()
+    }
+}
