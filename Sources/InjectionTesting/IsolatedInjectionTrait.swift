@@ -16,6 +16,9 @@ import Injection
 /// launch registrations are visible, and nothing a test registers, resolves or resets leaks into
 /// another test, so such tests can run in parallel.
 public struct IsolatedInjectionTrait: TestTrait, SuiteTrait, TestScoping {
+    /// Creates the trait; usually written `.isolatedInjection`.
+    public init() {}
+
     /// Applies to every test in a suite, not once around the suite.
     public var isRecursive: Bool { true }
 

@@ -1,4 +1,5 @@
 import Injection
+import InjectionTesting
 import Testing
 
 /// The only suite that touches the process-wide container. It uses types no other test registers,
@@ -26,5 +27,25 @@ struct SharedContainerTests {
         InjectionManager.resetCurrentContainer()
         let second: any Analytics = Inject()
         #expect(first !== second)
+    }
+}
+
+private final class LaunchService: Sendable {}
+private final class TestOnlyService: Sendable {}
+
+extension SharedContainerTests {
+    @Test(".isolatedInjection copies the launch registrations and leaks nothing back")
+    func isolatedTraitSeesLaunchRegistrations() async throws {
+        InjectionManager.register(LaunchService.self) { LaunchService() }
+        defer { InjectionManager.unregister(LaunchService.self) }
+        let launchInstance = Inject(LaunchService.self)
+        try await IsolatedInjectionTrait().provideScope(for: Test.current!, testCase: nil) {
+            #expect(InjectionManager.isRegistered(LaunchService.self))
+            #expect(Inject(LaunchService.self) !== launchInstance)  // Instances are not copied.
+            InjectionManager.register(TestOnlyService.self) { TestOnlyService() }
+            InjectionManager.resetCurrentContainer()
+        }
+        #expect(!InjectionManager.isRegistered(TestOnlyService.self))
+        #expect(Inject(LaunchService.self) === launchInstance)
     }
 }

@@ -1,0 +1,33 @@
+#if canImport(XCTest)
+import Injection
+import InjectionTesting
+import XCTest
+
+private final class FirstOnly: Sendable {}
+private final class SecondOnly: Sendable {}
+
+/// XCTest runs these one after the other; whichever runs second proves the first left nothing behind.
+final class InjectionTestCaseTests: InjectionTestCase {
+    func testFirstRegistersItsOwnService() throws {
+        XCTAssertTrue(InjectionManager.currentContainer === container)
+        XCTAssertFalse(InjectionManager.isRegistered(SecondOnly.self))
+        InjectionManager.register(FirstOnly.self) { FirstOnly() }
+        XCTAssertNotNil(try InjectionManager.resolve(FirstOnly.self))
+        XCTAssertFalse(InjectionManager.sharedContainer.isRegistered(FirstOnly.self))
+    }
+
+    func testSecondRegistersItsOwnService() throws {
+        XCTAssertTrue(InjectionManager.currentContainer === container)
+        XCTAssertFalse(InjectionManager.isRegistered(FirstOnly.self))
+        InjectionManager.register(SecondOnly.self) { SecondOnly() }
+        XCTAssertNotNil(try InjectionManager.resolve(SecondOnly.self))
+        XCTAssertFalse(InjectionManager.sharedContainer.isRegistered(SecondOnly.self))
+    }
+
+    func testAsyncTestsSeeTheContainerToo() async throws {
+        InjectionManager.register(FirstOnly.self) { FirstOnly() }
+        let fromChild = await Task { InjectionManager.isRegistered(FirstOnly.self) }.value
+        XCTAssertTrue(fromChild)
+    }
+}
+#endif
