@@ -26,6 +26,6 @@ public func Inject<Value>(_ type: Value.Type = Value.self, file: StaticString = 
     do {
         return try InjectionManager._resolveInCurrent(type, as: Value.self)
     } catch {
-        fatalError(error.description, file: file, line: line)
+        InjectionManager._fail(error, file: file, line: line)
     }
 }

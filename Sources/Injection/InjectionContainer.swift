@@ -17,15 +17,25 @@
 public final class InjectionContainer: @unchecked Sendable {
     // MARK: - State (guarded by `lock`)
 
-    private let lock = _Lock()
-    private var slots: [ObjectIdentifier: _Slot] = [:]
+    let lock = _Lock()
+    var slots: [ObjectIdentifier: _Slot] = [:]
     /// Bumped by every reset; a scoped build that started in an older scope is never cached.
-    private var scope: UInt64 = 0
+    var scope: UInt64 = 0
     /// Whether some thread's `_ThreadState` may hold an entry of this container.
-    private var isInThreadCaches = false
+    var isInThreadCaches = false
+
+    // MARK: - Diagnostics
+
+    /// "A needs B", recorded whenever a factory resolves something; guarded by `graphLock`.
+    let graphLock = _Lock()
+    var edges: Set<InjectionGraph._Edge> = []
+    /// Set on the throwaway copy that `verify()` resolves in.
+    let verification: _Verification?
 
     /// Creates an empty container.
-    public init() {}
+    public init() {
+        verification = nil
+    }
 
     deinit {
         // Thread caches key entries by this container's address, which a new container may reuse.
@@ -39,7 +49,12 @@ public final class InjectionContainer: @unchecked Sendable {
     /// ```
     /// Registering in, resolving from or resetting either container never affects the other.
     /// Singletons are rebuilt in the copy on first resolve.
-    public init(copying other: InjectionContainer) {
+    public convenience init(copying other: InjectionContainer) {
+        self.init(copying: other, verification: nil)
+    }
+
+    init(copying other: InjectionContainer, verification: _Verification?) {
+        self.verification = verification
         slots = other.lock.withLock { other.slots.mapValues { _Slot($0.registration) } }
     }
 
@@ -64,7 +79,7 @@ public final class InjectionContainer: @unchecked Sendable {
         lifetime: InjectionLifetime = .scoped,
         factory: @escaping @Sendable () throws -> Value
     ) {
-        _register(ObjectIdentifier(type), _Registration(lifetime: lifetime, typeName: _TypeName.of(type), factory: factory))
+        _register(_Registration(lifetime: lifetime, type: type, factory: factory))
     }
 
     /// Removes the registration of `type` and its cached instance.
@@ -98,7 +113,7 @@ public final class InjectionContainer: @unchecked Sendable {
     /// - Throws: ``InjectionError`` when `type` is not registered, its factory (or the factory of a
     ///   dependency resolved with `try`) throws, or resolving it would need itself.
     public func resolve<Value>(_ type: Value.Type = Value.self) throws(InjectionError) -> Value {
-        try _resolve(type, as: Value.self, context: _Context.active)
+        try _resolve(type, as: Value.self, context: _Context.active, threadState: _ThreadState.current)
     }
 
     // MARK: - Scope
@@ -163,7 +178,9 @@ public final class InjectionContainer: @unchecked Sendable {
 
     // MARK: - Internals
 
-    func _register(_ key: ObjectIdentifier, _ registration: _AnyRegistration) {
+    func _register(_ registration: _AnyRegistration) {
+        _TypeName.noteRegistered(registration.type.type)
+        let key = registration.type.id
         if let transaction = openTransaction(), transaction.record(.register(key, registration)) { return }
         let replaced = lock.withLock { () -> [AnyObject] in
             let replaced = slots.updateValue(_Slot(registration), forKey: key)
@@ -174,26 +191,26 @@ public final class InjectionContainer: @unchecked Sendable {
     }
 
     /// Removes this container's entries from every thread's cache; returns them for release after unlocking.
-    private func evictFromThreadCachesLocked() -> [AnyObject] {
+    func evictFromThreadCachesLocked() -> [AnyObject] {
         guard isInThreadCaches else { return [] }
         isInThreadCaches = false
         return _ThreadState.evict(container: ObjectIdentifier(self))
     }
 
     /// Copies `instance` into this thread's cache, so the next resolve of `key` here takes no shared lock.
-    private func cacheInThreadLocked<Value>(_ instance: _Box, as _: Value.Type, key: ObjectIdentifier) {
+    func cacheInThreadLocked<Value>(_ instance: _Box, as _: Value.Type, key: ObjectIdentifier) {
         isInThreadCaches = true
         _ThreadState.currentOrNew.insert(container: ObjectIdentifier(self), key: key, box: instance.copy(as: Value.self))
     }
 
     /// The open `resetCurrentContainer { }` of this container in the current task, if any.
-    private func openTransaction() -> _Transaction? {
+    func openTransaction() -> _Transaction? {
         guard let transaction = _Context.active?.transaction, transaction.container === self else { return nil }
         return transaction
     }
 
     /// Evicts scoped instances and abandons scoped builds; returns what to release after unlocking.
-    private func resetLocked() -> [AnyObject] {
+    func resetLocked() -> [AnyObject] {
         scope &+= 1
         var evicted = evictFromThreadCachesLocked()
         for slot in slots.values where slot.registration.lifetime == .scoped {
@@ -203,103 +220,5 @@ public final class InjectionContainer: @unchecked Sendable {
         }
         lock.broadcast()
         return evicted
-    }
-}
-
-// MARK: - The resolution algorithm
-
-extension InjectionContainer {
-    private enum Step {
-        case hit(_Box)
-        case wait(_Build)
-        case run(_Slot, _AnyRegistration, _Build?)
-    }
-
-    /// Resolves `requested` (a type or an `InjectionKey`) as a `Value`.
-    ///
-    /// A cached hit takes the lock once. A miss claims the slot with a `_Build`, runs the factory
-    /// outside the lock with a frame pushed on the chain, and caches the result only if the slot and
-    /// scope are still the ones the build started in. Other resolutions of the same key wait for the
-    /// build, unless waiting would close a cycle, which is reported instead.
-    func _resolve<Value>(_ requested: Any.Type, as _: Value.Type, context: _Context?) throws(InjectionError) -> Value {
-        let key = ObjectIdentifier(requested)
-        let parent = context?.frame
-        if let transaction = context?.transaction, transaction.container === self, transaction.isOpen {
-            throw .resolvedDuringReset(_TypeName.of(requested), chain: (parent?.chain ?? []) + [_TypeName.of(requested)])
-        }
-        let containerID = ObjectIdentifier(self)
-        if let box = _ThreadState.current?._withUnsafeGuaranteedRef({ $0.lookup(container: containerID, key: key) }) {
-            return box.value(as: Value.self)
-        }
-        let resolver = parent?.resolver ?? _Resolver()
-        while true {
-            let step = try lock.withLock { () throws(InjectionError) -> Step in
-                guard let slot = slots[key] else {
-                    let name = _TypeName.of(requested)
-                    throw .notRegistered(name, chain: (parent?.chain ?? []) + [name])
-                }
-                if let instance = slot.cached {
-                    cacheInThreadLocked(instance, as: Value.self, key: key)
-                    return .hit(instance)
-                }
-                let registration = slot.registration
-                if let path = parent?.chain(from: key, in: containerID) {
-                    throw .cycle(registration.typeName, path: path + [registration.typeName])
-                }
-                if registration.lifetime == .transient { return .run(slot, registration, nil) }
-                if let build = slot.build { return .wait(build) }
-                let build = _Build(owner: resolver, container: containerID, key: key, typeName: registration.typeName, scope: scope)
-                slot.build = build
-                return .run(slot, registration, build)
-            }
-            switch step {
-            case .hit(let instance):
-                return instance.value(as: Value.self)
-            case .wait(let build):
-                try wait(for: build, key: key, resolver: resolver, frame: parent)
-            case .run(let slot, let registration, let build):
-                let instance = try run(registration, for: key, in: slot, build: build, parent: parent, resolver: resolver)
-                return instance.value(as: Value.self)
-            }
-        }
-    }
-
-    /// Blocks until `build` finishes or is abandoned, unless waiting would deadlock.
-    private func wait(for build: _Build, key: ObjectIdentifier, resolver: _Resolver, frame: _Frame?) throws(InjectionError) {
-        if let path = _WaitGraph.beginWaiting(resolver, frame: frame, for: build) {
-            throw .cycle(build.typeName, path: path)
-        }
-        defer { _WaitGraph.endWaiting(resolver) }
-        lock.withLock {
-            while slots[key]?.build === build { lock.wait() }
-        }
-    }
-
-    /// Runs the factory outside the lock, then caches the instance if the build is still current.
-    private func run(
-        _ registration: _AnyRegistration, for key: ObjectIdentifier, in slot: _Slot, build: _Build?,
-        parent: _Frame?, resolver: _Resolver
-    ) throws(InjectionError) -> _Box {
-        let frame = _Frame(container: ObjectIdentifier(self), key: key, typeName: registration.typeName, parent: parent, resolver: resolver)
-        let outcome: Result<_Box, InjectionError>
-        do {
-            let instance = try _Context.withSyncScope(_Context(container: self, frame: frame, transaction: nil)) {
-                () throws(any Error) -> _Box in try registration.makeBox()
-            }
-            outcome = .success(instance)
-        } catch let error as InjectionError {
-            outcome = .failure(error)
-        } catch {
-            outcome = .failure(.factoryFailed(registration.typeName, chain: frame.chain, underlying: error))
-        }
-        if let build {
-            lock.withLock {
-                if slot.build === build { slot.build = nil }
-                let isCurrent = slots[key] === slot && (registration.lifetime != .scoped || build.scope == scope)
-                if case .success(let instance) = outcome, isCurrent { slot.cached = instance }
-                lock.broadcast()
-            }
-        }
-        return try outcome.get()
     }
 }

@@ -24,6 +24,8 @@ public struct InjectionError: Error, CustomStringConvertible, Sendable {
         public static let factoryFailed = Kind(description: "factoryFailed")
         /// A resolve ran inside `resetCurrentContainer { }`, before the new scope was committed.
         public static let resolvedDuringReset = Kind(description: "resolvedDuringReset")
+        /// ``InjectionContainer/verify()`` found problems; ``InjectionError/problems`` lists each one.
+        public static let verificationFailed = Kind(description: "verificationFailed")
     }
 
     /// The category of the failure.
@@ -34,14 +36,20 @@ public struct InjectionError: Error, CustomStringConvertible, Sendable {
     public let chain: [String]
     /// The error a factory threw, for ``Kind/factoryFailed``.
     public let underlyingError: (any Error)?
+    /// For ``Kind/verificationFailed``: every problem found, one error each; otherwise empty.
+    public let problems: [InjectionError]
     /// The full message: starts with `Injection:`, names the type and the chain, and says how to fix it.
     public let description: String
 
-    init(kind: Kind, typeName: String, chain: [String], underlyingError: (any Error)? = nil, description: String) {
+    init(
+        kind: Kind, typeName: String, chain: [String], underlyingError: (any Error)? = nil,
+        problems: [InjectionError] = [], description: String
+    ) {
         self.kind = kind
         self.typeName = typeName
         self.chain = chain
         self.underlyingError = underlyingError
+        self.problems = problems
         self.description = description
     }
 }
@@ -49,44 +57,61 @@ public struct InjectionError: Error, CustomStringConvertible, Sendable {
 // MARK: - Messages
 
 extension InjectionError {
-    static func notRegistered(_ typeName: String, chain: [String]) -> InjectionError {
-        let needed = chain.count > 1 ? " (resolving \(chain.joined(separator: " → ")))" : ""
+    static func notRegistered(_ type: _AnyType, chain: [_AnyType]) -> InjectionError {
+        let name = type.name
         return InjectionError(
-            kind: .notRegistered, typeName: typeName, chain: chain,
+            kind: .notRegistered, typeName: name, chain: chain.map(\.name),
             description: """
-            Injection: no registration for \(typeName)\(needed). \
+            Injection: no registration for \(name)\(resolving(chain)). \
             Register it before it is resolved, e.g. at launch: \
-            InjectionManager.register(\(_TypeName.literal(typeName)).self) { ... }
+            InjectionManager.register(\(_TypeName.literal(name)).self) { ... }
             """)
     }
 
-    static func cycle(_ typeName: String, path: [String]) -> InjectionError {
-        InjectionError(
-            kind: .cycle, typeName: typeName, chain: path,
-            description: """
-            Injection: dependency cycle: \(path.joined(separator: " → ")). \
-            Break it by removing one of these dependencies, or by setting the back-reference \
-            after construction (register(_:postConstruction:)) or on first use (InjectLazy).
-            """)
-    }
-
-    static func factoryFailed(_ typeName: String, chain: [String], underlying: any Error) -> InjectionError {
-        let needed = chain.count > 1 ? " (resolving \(chain.joined(separator: " → ")))" : ""
+    static func cycle(_ type: _AnyType, path: [_AnyType]) -> InjectionError {
+        let names = path.map(\.name)
         return InjectionError(
-            kind: .factoryFailed, typeName: typeName, chain: chain, underlyingError: underlying,
+            kind: .cycle, typeName: type.name, chain: names,
             description: """
-            Injection: the factory for \(typeName) threw \(underlying)\(needed). \
+            Injection: dependency cycle: \(names.joined(separator: " → ")). \
+            Break it by removing one of these dependencies, or by setting the back-reference after \
+            construction (register(_:lifetime:factory:postConstruction:)) or on first use (InjectLazy).
+            """)
+    }
+
+    static func factoryFailed(_ type: _AnyType, chain: [_AnyType], underlying: any Error) -> InjectionError {
+        let name = type.name
+        return InjectionError(
+            kind: .factoryFailed, typeName: name, chain: chain.map(\.name), underlyingError: underlying,
+            description: """
+            Injection: the factory for \(name) threw \(underlying)\(resolving(chain)). \
             Nothing was cached, so the next resolve runs the factory again; \
             fix the factory or what it needs.
             """)
     }
 
-    static func resolvedDuringReset(_ typeName: String, chain: [String]) -> InjectionError {
-        InjectionError(
-            kind: .resolvedDuringReset, typeName: typeName, chain: chain,
+    static func resolvedDuringReset(_ type: _AnyType, chain: [_AnyType]) -> InjectionError {
+        let name = type.name
+        return InjectionError(
+            kind: .resolvedDuringReset, typeName: name, chain: chain.map(\.name),
             description: """
-            Injection: \(typeName) was resolved inside resetCurrentContainer { }, before the new scope \
+            Injection: \(name) was resolved inside resetCurrentContainer { }, before the new scope \
             exists. Only register inside the block; resolve after it returns.
             """)
+    }
+
+    static func verificationFailed(_ problems: [InjectionError], registrations: Int) -> InjectionError {
+        let list = problems.enumerated().map { "  \($0.offset + 1). \($0.element.description)" }
+        return InjectionError(
+            kind: .verificationFailed, typeName: "", chain: [], problems: problems,
+            description: """
+            Injection: verify() found \(problems.count) problem\(problems.count == 1 ? "" : "s") \
+            in \(registrations) registrations:
+            \(list.joined(separator: "\n"))
+            """)
+    }
+
+    private static func resolving(_ chain: [_AnyType]) -> String {
+        chain.count > 1 ? " (resolving \(chain.map(\.name).joined(separator: " → ")))" : ""
     }
 }

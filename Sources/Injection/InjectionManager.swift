@@ -25,17 +25,30 @@ public enum InjectionManager {
     /// context from the thread's state, else the task-local context, else the process-wide container.
     @inline(__always)
     static func _resolveInCurrent<Value>(_ requested: Any.Type, as _: Value.Type) throws(InjectionError) -> Value {
+        let state = _ThreadState.current
         do {
-            if let context = _ThreadState.current?._withUnsafeGuaranteedRef({ $0.context }) {
-                return try context._withUnsafeGuaranteedRef { try $0.container._resolve(requested, as: Value.self, context: $0) }
+            if let context = state?._withUnsafeGuaranteedRef({ $0.context }) {
+                return try context._withUnsafeGuaranteedRef {
+                    try $0.container._resolve(requested, as: Value.self, context: $0, threadState: state)
+                }
             }
             if _injection_context_count() != 0, let context = _Context.current {
-                return try context.container._resolve(requested, as: Value.self, context: context)
+                return try context.container._resolve(requested, as: Value.self, context: context, threadState: state)
             }
-            return try _shared._withUnsafeGuaranteedRef { try $0._resolve(requested, as: Value.self, context: nil) }
+            return try _shared._withUnsafeGuaranteedRef {
+                try $0._resolve(requested, as: Value.self, context: nil, threadState: state)
+            }
         } catch {
             throw error as! InjectionError  // `_withUnsafeGuaranteedRef` rethrows untyped; `_resolve` throws only this.
         }
+    }
+
+    /// Ends the process with `error`'s message, or, inside `verify()`, reports it and parks the thread.
+    static func _fail(_ error: InjectionError, file: StaticString, line: UInt) -> Never {
+        if let context = _Context.active, let verification = context.container.verification {
+            verification.park(error, container: context.container, resolver: context.frame?.resolver)
+        }
+        fatalError(error.description, file: file, line: line)
     }
 
     /// The container the current task resolves from: the innermost one bound by
@@ -104,5 +117,25 @@ public enum InjectionManager {
     /// See ``InjectionContainer/resetCurrentContainer(_:)``.
     public static func resetCurrentContainer<Failure: Error>(_ body: () throws(Failure) -> Void) throws(Failure) {
         try currentContainer.resetCurrentContainer(body)
+    }
+
+    // MARK: - Diagnostics
+
+    /// Resolves every registration of the current container in a throwaway copy; throws one error
+    /// listing every missing registration, cycle and failing factory.
+    ///
+    /// ```swift
+    /// try InjectionManager.verify()
+    /// ```
+    /// See ``InjectionContainer/verify()``.
+    public static func verify() throws(InjectionError) {
+        try currentContainer.verify()
+    }
+
+    /// The current container's registered types and the "A needs B" edges seen so far.
+    ///
+    /// See ``InjectionContainer/dependencyGraph()``.
+    public static func dependencyGraph() -> InjectionGraph {
+        currentContainer.dependencyGraph()
     }
 }

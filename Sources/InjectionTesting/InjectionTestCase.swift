@@ -1,5 +1,5 @@
 #if canImport(XCTest)
-import Injection
+@_exported import Injection
 import XCTest
 
 /// An `XCTestCase` whose every test runs against its own copy of the process-wide registrations.

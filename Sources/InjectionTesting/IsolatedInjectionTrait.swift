@@ -1,5 +1,5 @@
 public import Testing
-import Injection
+@_exported import Injection
 
 /// A Swift Testing trait that runs each test against its own copy of the process-wide registrations.
 ///

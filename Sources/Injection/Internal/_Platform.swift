@@ -105,3 +105,44 @@ struct _ThreadLocal: @unchecked Sendable {
         precondition(result == 0, "Injection: pthread_setspecific failed with \(result)")
     }
 }
+
+/// Starts detached threads for `verify()`'s workers, without Foundation.
+enum _Thread {
+    private final class Start {
+        let body: @Sendable () -> Void
+        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    }
+
+    /// Runs `body` on a new detached thread.
+    static func detach(_ body: @escaping @Sendable () -> Void) {
+        let start = Unmanaged.passRetained(Start(body)).toOpaque()
+        #if canImport(Darwin)
+        var thread: pthread_t?
+        let result = pthread_create(&thread, nil, { argument in
+            Unmanaged<Start>.fromOpaque(argument).takeRetainedValue().body()
+            return nil
+        }, start)
+        #else
+        var thread = pthread_t()
+        let result = pthread_create(&thread, nil, { argument in
+            Unmanaged<Start>.fromOpaque(argument!).takeRetainedValue().body()
+            return nil
+        }, start)
+        #endif
+        precondition(result == 0, "Injection: pthread_create failed with \(result)")
+        #if canImport(Darwin)
+        pthread_detach(thread!)
+        #else
+        pthread_detach(thread)
+        #endif
+    }
+
+    /// Blocks the calling thread for good.
+    static func park() -> Never {
+        let lock = _Lock()
+        lock.withLock { () -> Void in
+            while true { lock.wait() }
+        }
+        fatalError("Injection: a parked thread woke up")
+    }
+}

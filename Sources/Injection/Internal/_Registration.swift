@@ -30,11 +30,12 @@ final class _Box: @unchecked Sendable {
 /// whether a build is still current.
 class _AnyRegistration: @unchecked Sendable {
     let lifetime: InjectionLifetime
-    let typeName: String
+    /// The requested type: the registered type, or the `InjectionKey` type.
+    let type: _AnyType
 
-    init(lifetime: InjectionLifetime, typeName: String) {
+    init(lifetime: InjectionLifetime, type: _AnyType) {
         self.lifetime = lifetime
-        self.typeName = typeName
+        self.type = type
     }
 
     /// Runs the factory and boxes its result.
@@ -46,9 +47,9 @@ class _AnyRegistration: @unchecked Sendable {
 final class _Registration<Value>: _AnyRegistration, @unchecked Sendable {
     let factory: @Sendable () throws -> Value
 
-    init(lifetime: InjectionLifetime, typeName: String, factory: @escaping @Sendable () throws -> Value) {
+    init(lifetime: InjectionLifetime, type: Any.Type, factory: @escaping @Sendable () throws -> Value) {
         self.factory = factory
-        super.init(lifetime: lifetime, typeName: typeName)
+        super.init(lifetime: lifetime, type: _AnyType(type))
     }
 
     override func makeBox() throws -> _Box {
@@ -63,6 +64,8 @@ final class _Slot {
     var cached: _Box?
     /// The build in progress, which other resolutions of this key wait for.
     var build: _Build?
+    /// In a `verify()` copy only: why the build of this key was abandoned, so later resolves fail fast.
+    var failure: InjectionError?
 
     init(_ registration: _AnyRegistration) {
         self.registration = registration

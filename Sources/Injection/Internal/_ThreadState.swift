@@ -29,6 +29,9 @@ final class _ThreadState: @unchecked Sendable {
     /// Owner thread only.
     @exclusivity(unchecked) var context: Unmanaged<_Context>?
 
+    /// Whether this thread is one of `verify()`'s workers. Owner thread only.
+    var isVerificationWorker = false
+
     private let lock = _Lock()
     // Open addressing with linear probing; guarded by `lock`.
     @exclusivity(unchecked) private var entries: UnsafeMutablePointer<Entry>

@@ -90,3 +90,17 @@ final class Collector<Value>: @unchecked Sendable {
     func append(_ value: Value) { lock.withLock { items.append(value) } }
     var values: [Value] { lock.withLock { items } }
 }
+
+/// A gate that, once opened, stays open for every waiter.
+final class Latch: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var isOpen = false
+    func open() { condition.lock(); isOpen = true; condition.broadcast(); condition.unlock() }
+    /// Returns `false` if `seconds` passed first.
+    @discardableResult func wait(seconds: Double = 10) -> Bool {
+        condition.lock(); defer { condition.unlock() }
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while !isOpen { if !condition.wait(until: deadline) { return isOpen } }
+        return true
+    }
+}

@@ -1,0 +1,67 @@
+// MARK: - Verification and the dependency graph
+
+extension InjectionContainer {
+    /// Resolves every registration in a throwaway copy and throws one error that lists every problem.
+    ///
+    /// ```swift
+    /// @Test func graphIsSound() throws {
+    ///     registerLiveServices()
+    ///     try InjectionManager.verify()
+    /// }
+    /// ```
+    /// Each missing registration is reported once, with the chain that needed it; each dependency cycle
+    /// once, with its path; each throwing factory once, with its error. This container's instances
+    /// and caches are untouched, though the "needs" edges seen are added to ``dependencyGraph()``.
+    ///
+    /// A nested `Inject()` cannot throw, so verification runs the factories on worker threads of its
+    /// own: a nested `Inject()` that fails there records its problem and parks its thread for good
+    /// instead of ending the process. That costs one parked thread per registration that fails this way
+    /// (none when the graph is sound), so call `verify()` in tests or at launch in debug builds.
+    ///
+    /// > Warning: Every factory runs once. Verify with factories that are cheap and free of side
+    /// > effects, or register test doubles for the ones that are not.
+    ///
+    /// - Throws: ``InjectionError`` of kind ``InjectionError/Kind/verificationFailed``, whose
+    ///   ``InjectionError/problems`` hold one error per problem.
+    public func verify() throws(InjectionError) {
+        let verification = _Verification()
+        let copy = InjectionContainer(copying: self, verification: verification)
+        let types = copy.lock.withLock { copy.slots.values.map(\.registration.type) }
+        let problems = verification.run(types) { type throws(InjectionError) in
+            _ = try copy._resolveBox(type, context: nil, copyForThread: nil)
+        }
+        let seen = copy.graphLock.withLock { copy.edges }
+        graphLock.withLock { edges.formUnion(seen) }
+        if !problems.isEmpty { throw .verificationFailed(problems, registrations: types.count) }
+    }
+
+    /// The registered types and the "A needs B" edges seen so far, from real resolutions and `verify()`.
+    ///
+    /// ```swift
+    /// try InjectionManager.verify()   // resolves everything once, so every edge is known
+    /// let graph = InjectionManager.dependencyGraph()
+    /// try graph.dot.write(toFile: "graph.dot", atomically: true, encoding: .utf8)
+    /// ```
+    public func dependencyGraph() -> InjectionGraph {
+        let registered = lock.withLock { slots.values.map { ($0.registration.type, $0.registration.lifetime) } }
+        let seen = graphLock.withLock { edges }
+        return InjectionGraph(registered: registered, edges: seen)
+    }
+
+    /// Records that the factory of `from` resolved `to`.
+    func recordEdge(from: _AnyType, to: _AnyType) {
+        let edge = InjectionGraph._Edge(from: from, to: to)
+        graphLock.withLock { _ = edges.insert(edge) }
+    }
+
+    /// In a `verify()` copy: fails the builds `resolver` started, so nothing waits for its parked thread.
+    func abandonBuilds(of resolver: _Resolver, failure: InjectionError) {
+        lock.withLock {
+            for slot in slots.values where slot.build?.owner === resolver {
+                slot.build = nil
+                slot.failure = failure
+            }
+            lock.broadcast()
+        }
+    }
+}

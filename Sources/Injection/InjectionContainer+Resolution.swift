@@ -1,0 +1,121 @@
+// MARK: - The resolution algorithm
+
+extension InjectionContainer {
+    private enum Step {
+        case hit(_Box)
+        case wait(_Build)
+        case run(_Slot, _AnyRegistration, _Build?)
+    }
+
+    /// Resolves `requested` (a type or an `InjectionKey`) as a `Value`.
+    ///
+    /// The fast path looks in this thread's cache and takes no lock another thread uses. On a miss,
+    /// ``_resolveBox(_:context:copyForThread:)`` does the work.
+    @inline(__always)
+    func _resolve<Value>(
+        _ requested: Any.Type, as _: Value.Type, context: _Context?, threadState: Unmanaged<_ThreadState>?
+    ) throws(InjectionError) -> Value {
+        if let context { try observe(requested, in: context) }
+        let key = ObjectIdentifier(requested), containerID = ObjectIdentifier(self)
+        if let box = threadState?._withUnsafeGuaranteedRef({ $0.lookup(container: containerID, key: key) }) {
+            return box.value(as: Value.self)
+        }
+        return try _resolveBox(_AnyType(requested), context: context) { $0.copy(as: Value.self) }.value(as: Value.self)
+    }
+
+    /// Refuses resolves inside an open `resetCurrentContainer { }` and records "the running factory needs
+    /// `requested`" for the dependency graph.
+    private func observe(_ requested: Any.Type, in context: _Context) throws(InjectionError) {
+        if let transaction = context.transaction, transaction.container === self, transaction.isOpen {
+            throw .resolvedDuringReset(_AnyType(requested), chain: (context.frame?.chain ?? []) + [_AnyType(requested)])
+        }
+        if let frame = context.frame, frame.container == ObjectIdentifier(self) {
+            recordEdge(from: frame.type, to: _AnyType(requested))
+        }
+    }
+
+    /// The slow path: returns the cached instance, or waits for another resolution's build, or builds.
+    ///
+    /// A miss claims the slot with a `_Build`, runs the factory outside the lock with a frame pushed on
+    /// the chain, and caches the result only if the slot and scope are still the ones the build started
+    /// in. Other resolutions of the same key wait for the build, unless waiting would close a cycle,
+    /// which is reported instead. `copyForThread`, when given, copies a hit into this thread's cache.
+    func _resolveBox(
+        _ requested: _AnyType, context: _Context?, copyForThread: ((_Box) -> _Box)?
+    ) throws(InjectionError) -> _Box {
+        let key = requested.id, containerID = ObjectIdentifier(self)
+        let parent = context?.frame
+        let resolver = parent?.resolver ?? _Resolver()
+        while true {
+            let step = try lock.withLock { () throws(InjectionError) -> Step in
+                guard let slot = slots[key] else {
+                    throw .notRegistered(requested, chain: (parent?.chain ?? []) + [requested])
+                }
+                if let instance = slot.cached {
+                    if let copyForThread {
+                        isInThreadCaches = true
+                        _ThreadState.currentOrNew.insert(container: containerID, key: key, box: copyForThread(instance))
+                    }
+                    return .hit(instance)
+                }
+                if let failure = slot.failure { throw failure }
+                let registration = slot.registration
+                if let path = parent?.chain(from: key, in: containerID) {
+                    throw .cycle(registration.type, path: path + [registration.type])
+                }
+                if registration.lifetime == .transient { return .run(slot, registration, nil) }
+                if let build = slot.build { return .wait(build) }
+                let build = _Build(owner: resolver, container: containerID, key: key, type: registration.type, scope: scope)
+                slot.build = build
+                return .run(slot, registration, build)
+            }
+            switch step {
+            case .hit(let instance):
+                return instance
+            case .wait(let build):
+                try wait(for: build, key: key, resolver: resolver, frame: parent)
+            case .run(let slot, let registration, let build):
+                return try run(registration, for: key, in: slot, build: build, parent: parent, resolver: resolver)
+            }
+        }
+    }
+
+    /// Blocks until `build` finishes or is abandoned, unless waiting would deadlock.
+    private func wait(for build: _Build, key: ObjectIdentifier, resolver: _Resolver, frame: _Frame?) throws(InjectionError) {
+        if let path = _WaitGraph.beginWaiting(resolver, frame: frame, for: build) {
+            throw .cycle(build.type, path: path)
+        }
+        defer { _WaitGraph.endWaiting(resolver) }
+        lock.withLock {
+            while slots[key]?.build === build { lock.wait() }
+        }
+    }
+
+    /// Runs the factory outside the lock, then caches the instance if the build is still current.
+    private func run(
+        _ registration: _AnyRegistration, for key: ObjectIdentifier, in slot: _Slot, build: _Build?,
+        parent: _Frame?, resolver: _Resolver
+    ) throws(InjectionError) -> _Box {
+        let frame = _Frame(container: ObjectIdentifier(self), key: key, type: registration.type, parent: parent, resolver: resolver)
+        let outcome: Result<_Box, InjectionError>
+        do {
+            let instance = try _Context.withSyncScope(_Context(container: self, frame: frame, transaction: nil)) {
+                () throws(any Error) -> _Box in try registration.makeBox()
+            }
+            outcome = .success(instance)
+        } catch let error as InjectionError {
+            outcome = .failure(error)
+        } catch {
+            outcome = .failure(.factoryFailed(registration.type, chain: frame.chain, underlying: error))
+        }
+        if let build {
+            lock.withLock {
+                if slot.build === build { slot.build = nil }
+                let isCurrent = slots[key] === slot && (registration.lifetime != .scoped || build.scope == scope)
+                if case .success(let instance) = outcome, isCurrent { slot.cached = instance }
+                lock.broadcast()
+            }
+        }
+        return try outcome.get()
+    }
+}

@@ -1,0 +1,115 @@
+/// The dependency graph of a container: registered types and the "A needs B" edges seen so far.
+///
+/// Edges are recorded whenever a factory resolves something, in real use and in
+/// ``InjectionContainer/verify()``; verify first to see the whole graph.
+///
+/// ```swift
+/// try InjectionManager.verify()
+/// let graph = InjectionManager.dependencyGraph()
+/// print(graph.dot)       // Graphviz: dot -Tsvg graph.dot -o graph.svg
+/// print(graph.mermaid)   // paste into Markdown that renders Mermaid
+/// ```
+public struct InjectionGraph: Sendable, CustomStringConvertible {
+    /// A type in the graph.
+    public struct Node: Hashable, Sendable {
+        /// The type's readable name.
+        public let name: String
+        /// How long its instances live, or `nil` if something needs it but it is not registered.
+        public let lifetime: InjectionLifetime?
+
+        /// Creates a node.
+        public init(name: String, lifetime: InjectionLifetime?) {
+            self.name = name
+            self.lifetime = lifetime
+        }
+    }
+
+    /// "`from` needs `to`": the factory of `from` resolved `to`.
+    public struct Edge: Hashable, Sendable {
+        /// The type whose factory resolved ``to``.
+        public let from: String
+        /// The type it resolved.
+        public let to: String
+
+        /// Creates an edge: `from` needs `to`.
+        public init(from: String, to: String) {
+            self.from = from
+            self.to = to
+        }
+    }
+
+    /// Every registered type, and every type something needs, sorted by name.
+    public let nodes: [Node]
+    /// Every edge seen, sorted.
+    public let edges: [Edge]
+
+    struct _Edge: Hashable, Sendable {
+        let from: _AnyType
+        let to: _AnyType
+    }
+
+    init(registered: [(_AnyType, InjectionLifetime)], edges seen: Set<_Edge>) {
+        var lifetimes: [String: InjectionLifetime?] = [:]
+        for (type, lifetime) in registered { lifetimes[type.name] = lifetime }
+        let edges = Set(seen.map { Edge(from: $0.from.name, to: $0.to.name) })
+        for edge in edges where lifetimes[edge.to] == nil { lifetimes[edge.to] = .some(nil) }
+        for edge in edges where lifetimes[edge.from] == nil { lifetimes[edge.from] = .some(nil) }
+        nodes = lifetimes.map { Node(name: $0.key, lifetime: $0.value) }.sorted { $0.name < $1.name }
+        self.edges = edges.sorted { ($0.from, $0.to) < ($1.from, $1.to) }
+    }
+
+    /// The graph in Graphviz's DOT language; missing types are drawn red and dashed.
+    public var dot: String {
+        var lines = ["digraph Injection {", "    rankdir=LR;", "    node [shape=box, style=rounded, fontname=Helvetica];"]
+        for node in nodes {
+            let label = "\(node.name)\\n\(node.lifetime?.description ?? "not registered")"
+            let style = node.lifetime == nil ? ", color=red, fontcolor=red, style=\"rounded,dashed\"" : ""
+            lines.append("    \(Self.dotQuoted(node.name)) [label=\(Self.dotQuoted(label))\(style)];")
+        }
+        for edge in edges {
+            lines.append("    \(Self.dotQuoted(edge.from)) -> \(Self.dotQuoted(edge.to));")
+        }
+        lines.append("}")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// The graph as a Mermaid flowchart; missing types get the class `missing`.
+    public var mermaid: String {
+        let ids = Dictionary(uniqueKeysWithValues: nodes.enumerated().map { ($0.element.name, "n\($0.offset)") })
+        var lines = ["flowchart LR"]
+        for node in nodes {
+            let label = "\(node.name)<br/>\(node.lifetime?.description ?? "not registered")"
+            lines.append("    \(ids[node.name]!)[\"\(Self.mermaidEscaped(label))\"]")
+        }
+        for edge in edges {
+            lines.append("    \(ids[edge.from]!) --> \(ids[edge.to]!)")
+        }
+        let missing = nodes.filter { $0.lifetime == nil }.map { ids[$0.name]! }
+        if !missing.isEmpty {
+            lines.append("    classDef missing stroke:#d00,stroke-dasharray:4,color:#d00")
+            lines.append("    class \(missing.joined(separator: ",")) missing")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// One line per edge, `A → B`, then any type nothing needs and that needs nothing.
+    public var description: String {
+        let connected = Set(edges.flatMap { [$0.from, $0.to] })
+        let lines = edges.map { "\($0.from) → \($0.to)" } + nodes.filter { !connected.contains($0.name) }.map(\.name)
+        return lines.joined(separator: "\n")
+    }
+
+    private static func dotQuoted(_ text: String) -> String {
+        "\"" + escaped(text, ["\"": "\\\""]) + "\""
+    }
+
+    /// Escapes a Mermaid label, keeping the `<br/>` line breaks this type inserts.
+    private static func mermaidEscaped(_ text: String) -> String {
+        let lines = text.split(separator: "<br/>", omittingEmptySubsequences: false)
+        return lines.map { escaped(String($0), ["\"": "#quot;", "<": "#lt;", ">": "#gt;"]) }.joined(separator: "<br/>")
+    }
+
+    private static func escaped(_ text: String, _ replacements: [Character: String]) -> String {
+        text.map { replacements[$0] ?? String($0) }.joined()
+    }
+}

@@ -1,0 +1,79 @@
+/// One `verify()` run: resolves every registration of a throwaway copy on worker threads and collects
+/// every problem, including those of a nested `Inject()`, which cannot throw.
+///
+/// A failing nested `Inject()` on a worker records its error, marks the builds its thread had started
+/// as failed (so later resolves of those types fail fast instead of waiting), starts a replacement
+/// worker for the remaining registrations, and parks its own thread for good. The copy is never used
+/// again. Cost: one parked thread (and what it holds) per registration whose factory fails that way;
+/// none when the graph is sound.
+final class _Verification: @unchecked Sendable {
+    private let lock = _Lock()
+    private var pending: [_AnyType] = []
+    private var remaining = 0
+    private var problems: [InjectionError] = []
+    private var resolve: (@Sendable (_AnyType) throws(InjectionError) -> Void)?
+
+    /// Resolves each of `types` with `resolve` on worker threads; returns every problem found, once each.
+    func run(_ types: [_AnyType], resolve: @escaping @Sendable (_AnyType) throws(InjectionError) -> Void) -> [InjectionError] {
+        lock.withLock {
+            pending = types.reversed()
+            remaining = types.count
+            self.resolve = resolve
+        }
+        if !types.isEmpty { startWorker() }
+        return lock.withLock {
+            while remaining > 0 { lock.wait() }
+            self.resolve = nil
+            return Self.distinct(problems)
+        }
+    }
+
+    /// Records `error`, abandons the builds of `resolver` in `container`, and, on a worker, hands the
+    /// remaining registrations to a new worker. Never returns.
+    func park(_ error: InjectionError, container: InjectionContainer, resolver: _Resolver?) -> Never {
+        record(error)
+        if let resolver { container.abandonBuilds(of: resolver, failure: error) }
+        if let state = _ThreadState.current, state.takeUnretainedValue().isVerificationWorker {
+            finishItem()
+            startWorker()
+        }
+        _Thread.park()
+    }
+
+    private func startWorker() {
+        _Thread.detach { [self] in
+            _ThreadState.currentOrNew.isVerificationWorker = true
+            while let type = lock.withLock({ pending.popLast() }) {
+                do throws(InjectionError) {
+                    try lock.withLock { resolve }?(type)
+                } catch {
+                    record(error)
+                }
+                finishItem()
+            }
+        }
+    }
+
+    private func record(_ error: InjectionError) {
+        lock.withLock { problems.append(error) }
+    }
+
+    private func finishItem() {
+        lock.withLock {
+            remaining -= 1
+            if remaining == 0 { lock.broadcast() }
+        }
+    }
+
+    /// One error per missing type, failing factory or cycle (whatever rotation it was found in).
+    private static func distinct(_ problems: [InjectionError]) -> [InjectionError] {
+        var seen: Set<String> = []
+        let unique = problems.filter { problem in
+            let identity = problem.kind == .cycle
+                ? "cycle:" + Set(problem.chain).sorted().joined(separator: ",")
+                : "\(problem.kind):\(problem.typeName)"
+            return seen.insert(identity).inserted
+        }
+        return unique.sorted { ($0.kind.description, $0.typeName) < ($1.kind.description, $1.typeName) }
+    }
+}
