@@ -1,8 +1,8 @@
 import Injection
 
-// MARK: - Services
+// MARK: - Process-wide services (singletons)
 
-/// Talks to the backend. One per process.
+/// Talks to the backend.
 protocol HTTPClient: AnyObject, Sendable {
     func get(_ path: String) -> String
 }
@@ -11,13 +11,31 @@ final class URLSessionClient: HTTPClient {
     func get(_ path: String) -> String { "200 OK \(path)" }
 }
 
-/// Who is logged in. One per session: evicted at logout.
+/// Writes log lines.
+final class Logger: Sendable {
+    func log(_ line: String) {}
+}
+
+/// Sends events; needs the network and the logger.
+final class Analytics: Sendable {
+    private let http: any HTTPClient
+    private let logger: Logger
+    init(http: any HTTPClient = Inject(), logger: Logger = Inject()) {
+        self.http = http
+        self.logger = logger
+    }
+    func track(_ event: String) { logger.log(event) }
+}
+
+// MARK: - Session services (scoped: evicted at logout)
+
+/// Who is logged in.
 final class UserSession: Sendable {
     let user: String
     init(user: String) { self.user = user }
 }
 
-/// Loads the profile of the session's user. Built fresh in each session.
+/// Loads the profile of the session's user.
 protocol ProfileService: AnyObject, Sendable {
     func headline() -> String
 }
@@ -32,9 +50,34 @@ final class LiveProfileService: ProfileService {
     func headline() -> String { "\(session.user): \(http.get("/users/\(session.user)"))" }
 }
 
-/// A screen's view model: honest constructor, injection only at the default argument.
+/// The session user's feed.
+final class FeedService: Sendable {
+    let session: UserSession
+    init(http: any HTTPClient = Inject(), session: UserSession = Inject()) { self.session = session }
+}
+
+// MARK: - Screens (transient: one per screen)
+
+/// A screen's view model: honest constructor, injection only at the default arguments.
 final class ProfileViewModel {
     let profile: any ProfileService
-    init(profile: any ProfileService = Inject()) { self.profile = profile }
-    var title: String { profile.headline() }
+    private let analytics: Analytics
+    init(profile: any ProfileService = Inject(), analytics: Analytics = Inject()) {
+        self.profile = profile
+        self.analytics = analytics
+    }
+    var title: String {
+        analytics.track("profile.viewed")
+        return profile.headline()
+    }
+}
+
+/// A post's detail screen, built from a post id by an injected maker.
+final class PostDetailViewModel {
+    let postID: String
+    let feed: FeedService
+    init(postID: String, feed: FeedService = Inject()) {
+        self.postID = postID
+        self.feed = feed
+    }
 }

@@ -1,10 +1,22 @@
+import Foundation
 import Injection
+
+// `LoginFlow --graph FILE` writes the dependency graph (DOT, or Mermaid for .mmd) after verifying it.
+let graphPath = CommandLine.arguments.firstIndex(of: "--graph").map { CommandLine.arguments[$0 + 1] }
 
 // At launch: one line per service.
 InjectionManager.register((any HTTPClient).self, lifetime: .singleton) { URLSessionClient() }
+InjectionManager.register(Logger.self, lifetime: .singleton) { Logger() }
+InjectionManager.register(Analytics.self, lifetime: .singleton) { Analytics() }
 // Factories that resolve with `try` let a failure deep in the graph reach the caller as an error.
 InjectionManager.register((any ProfileService).self) {
     try LiveProfileService(http: InjectionManager.resolve(), session: InjectionManager.resolve())
+}
+InjectionManager.register(FeedService.self) { FeedService() }
+InjectionManager.register(ProfileViewModel.self, lifetime: .transient) { ProfileViewModel() }
+// A "maker": screens that need a runtime argument get a function that builds them.
+InjectionManager.register(((String) -> PostDetailViewModel).self, lifetime: .transient) {
+    { PostDetailViewModel(postID: $0) }
 }
 
 func logIn(_ user: String) {
@@ -16,7 +28,7 @@ func logIn(_ user: String) {
 }
 
 func show() {
-    let screen = ProfileViewModel()
+    let screen: ProfileViewModel = Inject()
     let profile = screen.profile as AnyObject
     let http = Inject((any HTTPClient).self) as AnyObject
     print("  \(screen.title)")
@@ -24,8 +36,22 @@ func show() {
 }
 
 logIn("alice")
+// Check every registration at once; in an app, do this in a test or at launch in DEBUG.
+do {
+    try InjectionManager.verify()
+    print("  verify(): every registration resolves")
+} catch {
+    print(error)
+}
+if let graphPath {
+    let graph = InjectionManager.dependencyGraph()
+    try (graphPath.hasSuffix(".mmd") ? graph.mermaid : graph.dot).write(toFile: graphPath, atomically: true, encoding: .utf8)
+    print("  wrote the dependency graph to \(graphPath)")
+}
 show()
 show()  // same session: same profile service
+let makeDetail: (String) -> PostDetailViewModel = Inject()
+print("  post detail for post \(makeDetail("42").postID), from the feed of \(makeDetail("43").feed.session.user)")
 weak var aliceSession = Inject(UserSession.self)
 
 logIn("bob")
