@@ -29,3 +29,19 @@ public func Inject<Value>(_ type: Value.Type = Value.self, file: StaticString = 
         InjectionManager._fail(error, file: file, line: line)
     }
 }
+
+/// Returns the instance registered for the typed key `Key`; traps if it cannot.
+///
+/// ```swift
+/// enum PrimaryDatabase: InjectionKey { typealias Value = Database }
+/// let db = Inject(PrimaryDatabase.self)              // a Database
+/// let sameDB: Database = Inject(PrimaryDatabase.self)
+/// ```
+/// See ``InjectionKey`` and ``Inject(_:file:line:)``.
+public func Inject<Key: InjectionKey>(_ key: Key.Type, file: StaticString = #fileID, line: UInt = #line) -> Key.Value {
+    do {
+        return try InjectionManager._resolveInCurrent(key, as: Key.Value.self)
+    } catch {
+        InjectionManager._fail(error, file: file, line: line)
+    }
+}

@@ -64,4 +64,37 @@ extension InjectionContainer {
             lock.broadcast()
         }
     }
+
+    /// Whether evicted instances are remembered (weakly) for ``liveInstancesFromPreviousScopes()``.
+    ///
+    /// On by default in debug builds, off in release builds, where it would cost a weak reference per
+    /// evicted instance. Turning it off forgets what was remembered.
+    public var tracksEvictedInstances: Bool {
+        get { graphLock.withLock { isTrackingEvictions } }
+        set {
+            graphLock.withLock {
+                isTrackingEvictions = newValue
+                if !newValue { retired = [] }
+            }
+        }
+    }
+
+    /// The types of instances this container evicted (by reset, unregister or re-registration) that
+    /// are still alive: something outside the container still holds them.
+    ///
+    /// ```swift
+    /// @Test func logoutFreesTheSession() {
+    ///     logIn(); logOut()
+    ///     #expect(InjectionManager.liveInstancesFromPreviousScopes().isEmpty)
+    /// }
+    /// ```
+    /// Only class instances can be tracked, and only while ``tracksEvictedInstances`` is on.
+    /// Each entry is the instance's registered type (or key) name, once per live instance.
+    public func liveInstancesFromPreviousScopes() -> [String] {
+        let live = graphLock.withLock { () -> [_AnyType] in
+            retired.removeAll { $0.object == nil }
+            return retired.map(\.type)
+        }
+        return live.map(\.name).sorted()
+    }
 }

@@ -58,6 +58,7 @@ extension InjectionContainer {
                     }
                     return .hit(instance)
                 }
+                if let object = slot.weakInstance?.object { return .hit(slot.registration.box(for: object)) }
                 if let failure = slot.failure { throw failure }
                 let registration = slot.registration
                 if let path = parent?.chain(from: key, in: containerID) {
@@ -91,31 +92,70 @@ extension InjectionContainer {
         }
     }
 
-    /// Runs the factory outside the lock, then caches the instance if the build is still current.
+    /// Runs the factory outside the lock and caches the instance if the build is still current.
+    ///
+    /// `postConstruction` is deferred to the end of the top-level resolve, when every instance of the
+    /// graph is cached, so a back-reference resolves whichever type of a cycle was asked for first.
     private func run(
         _ registration: _AnyRegistration, for key: ObjectIdentifier, in slot: _Slot, build: _Build?,
         parent: _Frame?, resolver: _Resolver
     ) throws(InjectionError) -> _Box {
         let frame = _Frame(container: ObjectIdentifier(self), key: key, type: registration.type, parent: parent, resolver: resolver)
-        let outcome: Result<_Box, InjectionError>
-        do {
-            let instance = try _Context.withSyncScope(_Context(container: self, frame: frame, transaction: nil)) {
-                () throws(any Error) -> _Box in try registration.makeBox()
-            }
-            outcome = .success(instance)
-        } catch let error as InjectionError {
-            outcome = .failure(error)
-        } catch {
-            outcome = .failure(.factoryFailed(registration.type, chain: frame.chain, underlying: error))
+        let context = _Context(container: self, frame: frame, transaction: nil)
+        var outcome = runUserCode(registration, frame: frame, context: context) { try registration.makeBox() }
+        if case .success(let instance) = outcome, registration.lifetime == .weak, registration.object(in: instance) == nil {
+            outcome = .failure(.weakNeedsClass(registration.type, chain: frame.chain, instance: instance, registration: registration))
         }
         if let build {
             lock.withLock {
                 if slot.build === build { slot.build = nil }
-                let isCurrent = slots[key] === slot && (registration.lifetime != .scoped || build.scope == scope)
-                if case .success(let instance) = outcome, isCurrent { slot.cached = instance }
+                let isCurrent = slots[key] === slot && (registration.lifetime == .singleton || build.scope == scope)
+                if case .success(let instance) = outcome, isCurrent {
+                    if registration.lifetime == .weak {
+                        slot.weakInstance = registration.object(in: instance).map { _WeakReference($0, type: registration.type) }
+                    } else {
+                        slot.cached = instance
+                    }
+                }
                 lock.broadcast()
             }
         }
+        if case .success(let instance) = outcome, registration.hasPostConstruction {
+            resolver.deferred.append { [self] in
+                let finished = runUserCode(registration, frame: frame, context: context) { () throws -> _Box in
+                    try registration.postConstruct(instance)
+                    return instance
+                }
+                if case .failure = finished {
+                    mutate { _ in
+                        if slot.cached === instance { slot.cached = nil }
+                        if slot.weakInstance?.object === registration.object(in: instance) { slot.weakInstance = nil }
+                    }
+                }
+                return finished
+            }
+        }
+        if parent == nil {
+            // The top-level resolve: everything is cached now, so back-references resolve.
+            while !resolver.deferred.isEmpty {
+                if case .failure(let error) = resolver.deferred.removeFirst()(), case .success = outcome {
+                    outcome = .failure(error)
+                }
+            }
+        }
         return try outcome.get()
+    }
+
+    /// Runs a factory or `postConstruction` with `context` current; wraps what it throws.
+    private func runUserCode(
+        _ registration: _AnyRegistration, frame: _Frame, context: _Context, _ body: () throws -> _Box
+    ) -> Result<_Box, InjectionError> {
+        do {
+            return .success(try _Context.withSyncScope(context) { () throws(any Error) -> _Box in try body() })
+        } catch let error as InjectionError {
+            return .failure(error)
+        } catch {
+            return .failure(.factoryFailed(registration.type, chain: frame.chain, underlying: error))
+        }
     }
 }

@@ -31,6 +31,9 @@ public final class InjectionContainer: @unchecked Sendable {
     var edges: Set<InjectionGraph._Edge> = []
     /// Set on the throwaway copy that `verify()` resolves in.
     let verification: _Verification?
+    /// Weak references to evicted instances, for `liveInstancesFromPreviousScopes()`; guarded by `graphLock`.
+    var retired: [_WeakReference] = []
+    var isTrackingEvictions = _isDebugAssertConfiguration()
 
     /// Creates an empty container.
     public init() {
@@ -68,35 +71,58 @@ public final class InjectionContainer: @unchecked Sendable {
     /// ```swift
     /// container.register(API.self) { LiveAPI(clock: Inject()) }
     /// container.register(Clock.self, lifetime: .singleton) { SystemClock() }
+    /// container.register(DataProvider.self) {
+    ///     DataProvider()
+    /// } postConstruction: { provider in
+    ///     provider.delegate = Inject(ViewController.self)   // ViewController injects DataProvider
+    /// }
     /// ```
     /// - Parameters:
     ///   - type: The type resolved by `Inject()` and ``resolve(_:)``, usually a protocol.
     ///   - lifetime: How long a built instance is kept. Defaults to ``InjectionLifetime/scoped``.
     ///   - factory: Builds an instance; may throw, which ``resolve(_:)`` reports as
     ///     ``InjectionError/Kind/factoryFailed`` without caching anything.
+    ///   - postConstruction: Runs on the new instance once the outermost resolve has built and cached
+    ///     the whole graph, so it can resolve types that need this one, in whichever order they were
+    ///     asked for: the way to close a deliberate cycle. Other threads may see the instance before it
+    ///     finishes. With `.transient` nothing is cached, so it cannot close a cycle.
     public func register<Value>(
         _ type: Value.Type,
         lifetime: InjectionLifetime = .scoped,
-        factory: @escaping @Sendable () throws -> Value
+        factory: @escaping @Sendable () throws -> Value,
+        postConstruction: (@Sendable (Value) throws -> Void)? = nil
     ) {
-        _register(_Registration(lifetime: lifetime, type: type, factory: factory))
+        _register(_Registration(lifetime: lifetime, type: type, factory: factory, postConstruction: postConstruction))
     }
 
-    /// Removes the registration of `type` and its cached instance.
+    /// Registers the factory for the typed key `Key`: one of several instances of `Key.Value`.
+    ///
+    /// ```swift
+    /// enum PrimaryDatabase: InjectionKey { typealias Value = Database }
+    /// container.register(PrimaryDatabase.self) { SQLiteDatabase(path: "main.db") }
+    /// let db = try container.resolve(PrimaryDatabase.self)   // a Database
+    /// ```
+    /// Keys work with every lifetime and every other method: `resolve`, `isRegistered`, `unregister`,
+    /// `verify()` and the graph, where the key's name stands for the instance.
+    public func register<Key: InjectionKey>(
+        _ key: Key.Type,
+        lifetime: InjectionLifetime = .scoped,
+        factory: @escaping @Sendable () throws -> Key.Value,
+        postConstruction: (@Sendable (Key.Value) throws -> Void)? = nil
+    ) {
+        _register(_Registration(lifetime: lifetime, type: key, factory: factory, postConstruction: postConstruction))
+    }
+
+    /// Removes the registration of `type` (a type or an ``InjectionKey``) and its cached instance.
     ///
     /// A resolve that is building `type` right now still returns its instance but does not cache it.
     public func unregister<Value>(_ type: Value.Type) {
         let key = ObjectIdentifier(type)
         if let transaction = openTransaction(), transaction.record(.unregister(key)) { return }
-        let removed = lock.withLock { () -> [AnyObject] in
-            let removed = slots.removeValue(forKey: key)
-            if removed?.build != nil { lock.broadcast() }
-            return evictFromThreadCachesLocked() + (removed.map { [$0] } ?? [])
-        }
-        _ = removed  // Released here, outside the lock: deinit is user code.
+        mutate { $0.remove(slots.removeValue(forKey: key)) }
     }
 
-    /// Whether a factory is registered for `type`.
+    /// Whether a factory is registered for `type` (a type or an ``InjectionKey``).
     public func isRegistered<Value>(_ type: Value.Type) -> Bool {
         let key = ObjectIdentifier(type)
         if let transaction = openTransaction(), let decided = transaction.registration(for: key) { return decided }
@@ -116,6 +142,15 @@ public final class InjectionContainer: @unchecked Sendable {
         try _resolve(type, as: Value.self, context: _Context.active, threadState: _ThreadState.current)
     }
 
+    /// Returns the instance registered for the typed key `Key`; throws instead of trapping.
+    ///
+    /// ```swift
+    /// let cache = try container.resolve(CacheDatabase.self)   // a Database
+    /// ```
+    public func resolve<Key: InjectionKey>(_ key: Key.Type) throws(InjectionError) -> Key.Value {
+        try _resolve(key, as: Key.Value.self, context: _Context.active, threadState: _ThreadState.current)
+    }
+
     // MARK: - Scope
 
     /// Ends the current scope: evicts every `.scoped` instance; registrations and singletons stay.
@@ -126,8 +161,7 @@ public final class InjectionContainer: @unchecked Sendable {
     /// released outside the container's lock.
     public func resetCurrentContainer() {
         if let transaction = openTransaction(), transaction.record(.reset) { return }
-        let evicted = lock.withLock { resetLocked() }
-        _ = evicted  // Released here, outside the lock.
+        mutate { resetLocked(&$0) }
     }
 
     /// Resets the scope and applies the registrations made in `body`, as one atomic step.
@@ -158,22 +192,15 @@ public final class InjectionContainer: @unchecked Sendable {
             throw error
         }
         let operations = transaction.commit()
-        let released = lock.withLock { () -> [AnyObject] in
-            var released: [AnyObject] = []
+        mutate { evictions in
             for operation in operations {
                 switch operation {
-                case .reset:
-                    released += resetLocked()
-                case .register(let key, let registration):
-                    if let old = slots.updateValue(_Slot(registration), forKey: key) { released.append(old) }
-                case .unregister(let key):
-                    if let old = slots.removeValue(forKey: key) { released.append(old) }
+                case .reset: resetLocked(&evictions)
+                case .register(let key, let registration): evictions.remove(slots.updateValue(_Slot(registration), forKey: key))
+                case .unregister(let key): evictions.remove(slots.removeValue(forKey: key))
                 }
             }
-            lock.broadcast()
-            return released
         }
-        _ = released  // Released here, outside the lock.
     }
 
     // MARK: - Internals
@@ -182,12 +209,34 @@ public final class InjectionContainer: @unchecked Sendable {
         _TypeName.noteRegistered(registration.type.type)
         let key = registration.type.id
         if let transaction = openTransaction(), transaction.record(.register(key, registration)) { return }
-        let replaced = lock.withLock { () -> [AnyObject] in
-            let replaced = slots.updateValue(_Slot(registration), forKey: key)
-            if replaced?.build != nil { lock.broadcast() }
-            return evictFromThreadCachesLocked() + (replaced.map { [$0] } ?? [])
+        mutate { $0.remove(slots.updateValue(_Slot(registration), forKey: key)) }
+    }
+
+    /// Changes the state under the lock, then, after unlocking, tells evicted ``InjectionDisposable``
+    /// instances, records them for `liveInstancesFromPreviousScopes()`, and releases them.
+    ///
+    /// Every thread's cached copies of this container are evicted too, and waiters are woken, so they
+    /// see the change.
+    func mutate(_ body: (inout _Evictions) -> Void) {
+        let evictions = lock.withLock { () -> _Evictions in
+            var evictions = _Evictions()
+            body(&evictions)
+            evictions.released += evictFromThreadCachesLocked()
+            lock.broadcast()
+            return evictions
         }
-        _ = replaced  // Released here, outside the lock.
+        for (registration, instance) in evictions.evicted {
+            registration.disposable(in: instance)?.dispose()
+        }
+        let retiring = evictions.evicted.compactMap { registration, instance in
+            registration.object(in: instance).map { _WeakReference($0, type: registration.type) }
+        }
+        graphLock.withLock {
+            guard isTrackingEvictions else { return }
+            retired.removeAll { $0.object == nil }
+            retired += retiring
+        }
+        // `evictions` is released here, outside every lock: a deinit may use the container.
     }
 
     /// Removes this container's entries from every thread's cache; returns them for release after unlocking.
@@ -197,28 +246,35 @@ public final class InjectionContainer: @unchecked Sendable {
         return _ThreadState.evict(container: ObjectIdentifier(self))
     }
 
-    /// Copies `instance` into this thread's cache, so the next resolve of `key` here takes no shared lock.
-    func cacheInThreadLocked<Value>(_ instance: _Box, as _: Value.Type, key: ObjectIdentifier) {
-        isInThreadCaches = true
-        _ThreadState.currentOrNew.insert(container: ObjectIdentifier(self), key: key, box: instance.copy(as: Value.self))
-    }
-
     /// The open `resetCurrentContainer { }` of this container in the current task, if any.
     func openTransaction() -> _Transaction? {
         guard let transaction = _Context.active?.transaction, transaction.container === self else { return nil }
         return transaction
     }
 
-    /// Evicts scoped instances and abandons scoped builds; returns what to release after unlocking.
-    func resetLocked() -> [AnyObject] {
+    /// Starts a new scope: evicts scoped instances, forgets weak ones, and abandons their builds.
+    func resetLocked(_ evictions: inout _Evictions) {
         scope &+= 1
-        var evicted = evictFromThreadCachesLocked()
-        for slot in slots.values where slot.registration.lifetime == .scoped {
-            if let instance = slot.cached { evicted.append(instance) }
+        for slot in slots.values where slot.registration.lifetime != .singleton {
+            if let instance = slot.cached { evictions.evicted.append((slot.registration, instance)) }
             slot.cached = nil
+            slot.weakInstance = nil
             slot.build = nil
         }
-        lock.broadcast()
-        return evicted
+    }
+}
+
+/// What a mutation took out of a container, to be told and released after the lock is dropped.
+struct _Evictions {
+    /// Objects to release outside the lock.
+    var released: [AnyObject] = []
+    /// Cached instances the container let go, with their registrations.
+    var evicted: [(_AnyRegistration, _Box)] = []
+
+    /// Takes in a slot that left the container, with its cached instance.
+    mutating func remove(_ slot: _Slot?) {
+        guard let slot else { return }
+        released.append(slot)
+        if let instance = slot.cached { evicted.append((slot.registration, instance)) }
     }
 }

@@ -24,6 +24,8 @@ public struct InjectionError: Error, CustomStringConvertible, Sendable {
         public static let factoryFailed = Kind(description: "factoryFailed")
         /// A resolve ran inside `resetCurrentContainer { }`, before the new scope was committed.
         public static let resolvedDuringReset = Kind(description: "resolvedDuringReset")
+        /// A `.weak` registration's factory returned a value that is not a class instance.
+        public static let weakNeedsClass = Kind(description: "weakNeedsClass")
         /// ``InjectionContainer/verify()`` found problems; ``InjectionError/problems`` lists each one.
         public static let verificationFailed = Kind(description: "verificationFailed")
     }
@@ -59,12 +61,18 @@ public struct InjectionError: Error, CustomStringConvertible, Sendable {
 extension InjectionError {
     static func notRegistered(_ type: _AnyType, chain: [_AnyType]) -> InjectionError {
         let name = type.name
+        var hint = ""
+        if let optional = type.type as? any _OptionalType.Type {
+            let wrapped = _TypeName.of(optional.wrappedType)
+            hint = " If you meant the non-optional type, write Inject(\(_TypeName.literal(wrapped)).self): " +
+                "Inject() into an optional asks for \(name) itself."
+        }
         return InjectionError(
             kind: .notRegistered, typeName: name, chain: chain.map(\.name),
             description: """
             Injection: no registration for \(name)\(resolving(chain)). \
             Register it before it is resolved, e.g. at launch: \
-            InjectionManager.register(\(_TypeName.literal(name)).self) { ... }
+            InjectionManager.register(\(_TypeName.literal(name)).self) { ... }\(hint)
             """)
     }
 
@@ -97,6 +105,19 @@ extension InjectionError {
             description: """
             Injection: \(name) was resolved inside resetCurrentContainer { }, before the new scope \
             exists. Only register inside the block; resolve after it returns.
+            """)
+    }
+
+    static func weakNeedsClass(
+        _ type: _AnyType, chain: [_AnyType], instance: _Box, registration: _AnyRegistration
+    ) -> InjectionError {
+        let name = type.name
+        return InjectionError(
+            kind: .weakNeedsClass, typeName: name, chain: chain.map(\.name),
+            description: """
+            Injection: \(name) is registered with lifetime .weak, but its factory returned a value that \
+            is not a class instance\(resolving(chain)); only class instances can be held weakly. \
+            Register it .scoped or .transient, or return a class.
             """)
     }
 

@@ -13,6 +13,10 @@ public enum InjectionLifetime: Hashable, Sendable, CustomStringConvertible {
     case singleton
     /// No caching: the factory runs on every resolve.
     case transient
+    /// Shared while anyone holds it: the container keeps only a weak reference, so the instance is
+    /// rebuilt after its last holder lets it go. The instance must be a class instance. A reset
+    /// forgets it too, so the next scope never gets the previous one's.
+    case weak
 
     /// The lifetime's name as written in code, e.g. `scoped`.
     public var description: String {
@@ -20,6 +24,7 @@ public enum InjectionLifetime: Hashable, Sendable, CustomStringConvertible {
         case .scoped: "scoped"
         case .singleton: "singleton"
         case .transient: "transient"
+        case .weak: "weak"
         }
     }
 }

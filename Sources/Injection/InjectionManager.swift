@@ -65,13 +65,30 @@ public enum InjectionManager {
     /// InjectionManager.register(API.self) { LiveAPI() }
     /// InjectionManager.register(ViewModel.self, lifetime: .transient) { ViewModel(api: Inject()) }
     /// ```
-    /// See ``InjectionContainer/register(_:lifetime:factory:)``.
+    /// See ``InjectionContainer/register(_:lifetime:factory:postConstruction:)-(Value.Type,_,_,_)``.
     public static func register<Value>(
         _ type: Value.Type,
         lifetime: InjectionLifetime = .scoped,
-        factory: @escaping @Sendable () throws -> Value
+        factory: @escaping @Sendable () throws -> Value,
+        postConstruction: (@Sendable (Value) throws -> Void)? = nil
     ) {
-        currentContainer.register(type, lifetime: lifetime, factory: factory)
+        currentContainer.register(type, lifetime: lifetime, factory: factory, postConstruction: postConstruction)
+    }
+
+    /// Registers the factory for the typed key `Key` in the current container.
+    ///
+    /// ```swift
+    /// enum CacheDatabase: InjectionKey { typealias Value = Database }
+    /// InjectionManager.register(CacheDatabase.self, lifetime: .singleton) { SQLiteDatabase(path: "cache.db") }
+    /// ```
+    /// See ``InjectionKey``.
+    public static func register<Key: InjectionKey>(
+        _ key: Key.Type,
+        lifetime: InjectionLifetime = .scoped,
+        factory: @escaping @Sendable () throws -> Key.Value,
+        postConstruction: (@Sendable (Key.Value) throws -> Void)? = nil
+    ) {
+        currentContainer.register(key, lifetime: lifetime, factory: factory, postConstruction: postConstruction)
     }
 
     /// Removes the registration of `type` and its cached instance from the current container.
@@ -96,6 +113,11 @@ public enum InjectionManager {
     /// the caller with the whole chain. See ``InjectionContainer/resolve(_:)``.
     public static func resolve<Value>(_ type: Value.Type = Value.self) throws(InjectionError) -> Value {
         try _resolveInCurrent(type, as: Value.self)
+    }
+
+    /// Returns the instance registered for the typed key `Key`; throws instead of trapping.
+    public static func resolve<Key: InjectionKey>(_ key: Key.Type) throws(InjectionError) -> Key.Value {
+        try _resolveInCurrent(key, as: Key.Value.self)
     }
 
     // MARK: - Scope
@@ -137,5 +159,16 @@ public enum InjectionManager {
     /// See ``InjectionContainer/dependencyGraph()``.
     public static func dependencyGraph() -> InjectionGraph {
         currentContainer.dependencyGraph()
+    }
+
+    /// The types of evicted instances that are still alive after their scope ended: a leak check.
+    ///
+    /// ```swift
+    /// InjectionManager.resetCurrentContainer()                  // logout
+    /// #expect(InjectionManager.liveInstancesFromPreviousScopes().isEmpty)
+    /// ```
+    /// See ``InjectionContainer/liveInstancesFromPreviousScopes()``.
+    public static func liveInstancesFromPreviousScopes() -> [String] {
+        currentContainer.liveInstancesFromPreviousScopes()
     }
 }

@@ -34,6 +34,14 @@ struct ResolveErrorTests {
         #expect(error?.description.contains("(resolving ViewModel → API)") == true)
     }
 
+    @Test("asking for an optional by mistake suggests the non-optional type")
+    func optionalHint() {
+        InjectionManager.register(Detail.self) { Detail(id: "1") }
+        let error = #expect(throws: InjectionError.self) { try InjectionManager.resolve(Detail?.self) }
+        #expect(error?.typeName == "Optional<Detail>")
+        #expect(error?.description.hasSuffix("If you meant the non-optional type, write Inject(Detail.self): Inject() into an optional asks for Optional<Detail> itself.") == true)
+    }
+
     @Test("a function type's fix names it with parentheses")
     func functionTypeFix() {
         let error = #expect(throws: InjectionError.self) { try InjectionManager.resolve(((String) -> Detail).self) }

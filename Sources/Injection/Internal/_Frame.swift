@@ -45,4 +45,7 @@ final class _Frame: Sendable {
 final class _Resolver: @unchecked Sendable {
     /// The build this resolution is blocked on and the frame that waits for it; guarded by `_WaitGraph`.
     var waiting: (build: _Build, frame: _Frame?)?
+    /// `postConstruction` calls deferred until the top-level resolve has built and cached everything,
+    /// so a back-reference to any type of the graph finds it. Touched only by the resolving thread.
+    var deferred: [() -> Result<_Box, InjectionError>] = []
 }

@@ -27,33 +27,74 @@ final class _Box: @unchecked Sendable {
 }
 
 /// A registered factory and its lifetime. A new registration is a new object, so identity tells
-/// whether a build is still current.
+/// whether a build is still current. The typed subclass does everything that needs the value's type.
 class _AnyRegistration: @unchecked Sendable {
     let lifetime: InjectionLifetime
     /// The requested type: the registered type, or the `InjectionKey` type.
     let type: _AnyType
+    /// Whether `postConstruct(_:)` has anything to do.
+    let hasPostConstruction: Bool
 
-    init(lifetime: InjectionLifetime, type: _AnyType) {
+    init(lifetime: InjectionLifetime, type: _AnyType, hasPostConstruction: Bool) {
         self.lifetime = lifetime
         self.type = type
+        self.hasPostConstruction = hasPostConstruction
     }
 
     /// Runs the factory and boxes its result.
-    func makeBox() throws -> _Box {
-        fatalError("Injection: _AnyRegistration.makeBox must be overridden")
-    }
+    func makeBox() throws -> _Box { fatalError("Injection: overridden by _Registration") }
+    /// Runs the `postConstruction` closure on the built instance.
+    func postConstruct(_ box: _Box) throws { fatalError("Injection: overridden by _Registration") }
+    /// The instance as a class instance, or `nil` for a value type.
+    func object(in box: _Box) -> AnyObject? { fatalError("Injection: overridden by _Registration") }
+    /// A box holding `object`, which came from `object(in:)` of this registration.
+    func box(for object: AnyObject) -> _Box { fatalError("Injection: overridden by _Registration") }
+    /// The instance if it conforms to ``InjectionDisposable``.
+    func disposable(in box: _Box) -> (any InjectionDisposable)? { fatalError("Injection: overridden by _Registration") }
 }
 
 final class _Registration<Value>: _AnyRegistration, @unchecked Sendable {
     let factory: @Sendable () throws -> Value
+    let postConstruction: (@Sendable (Value) throws -> Void)?
 
-    init(lifetime: InjectionLifetime, type: Any.Type, factory: @escaping @Sendable () throws -> Value) {
+    init(
+        lifetime: InjectionLifetime, type: Any.Type, factory: @escaping @Sendable () throws -> Value,
+        postConstruction: (@Sendable (Value) throws -> Void)?
+    ) {
         self.factory = factory
-        super.init(lifetime: lifetime, type: _AnyType(type))
+        self.postConstruction = postConstruction
+        super.init(lifetime: lifetime, type: _AnyType(type), hasPostConstruction: postConstruction != nil)
     }
 
     override func makeBox() throws -> _Box {
         _Box(try factory())
+    }
+
+    override func postConstruct(_ box: _Box) throws {
+        try postConstruction?(box.value(as: Value.self))
+    }
+
+    override func object(in box: _Box) -> AnyObject? {
+        let value = box.value(as: Value.self)
+        return Swift.type(of: value as Any) is AnyClass ? value as AnyObject : nil
+    }
+
+    override func box(for object: AnyObject) -> _Box {
+        _Box(object as! Value)  // `object` is an instance this registration built, so the cast holds.
+    }
+
+    override func disposable(in box: _Box) -> (any InjectionDisposable)? {
+        box.value(as: Value.self) as? any InjectionDisposable
+    }
+}
+
+/// A weak reference to an instance, for `.weak` registrations and stale-instance tracking.
+final class _WeakReference: @unchecked Sendable {
+    weak var object: AnyObject?
+    let type: _AnyType
+    init(_ object: AnyObject, type: _AnyType) {
+        self.object = object
+        self.type = type
     }
 }
 
@@ -62,6 +103,8 @@ final class _Slot {
     let registration: _AnyRegistration
     /// The cached instance for `.scoped` and `.singleton`.
     var cached: _Box?
+    /// The shared instance for `.weak`, while anyone holds it.
+    var weakInstance: _WeakReference?
     /// The build in progress, which other resolutions of this key wait for.
     var build: _Build?
     /// In a `verify()` copy only: why the build of this key was abandoned, so later resolves fail fast.
@@ -69,5 +112,12 @@ final class _Slot {
 
     init(_ registration: _AnyRegistration) {
         self.registration = registration
+    }
+
+    /// The instance to hand out without building, if there is one.
+    var instance: _Box? {
+        if let cached { return cached }
+        if let object = weakInstance?.object { return registration.box(for: object) }
+        return nil
     }
 }

@@ -38,3 +38,12 @@ enum _TypeName {
         name.contains("->") || name.contains(" ") ? "(\(name))" : name
     }
 }
+
+/// Lets a message see through `Optional<Wrapped>` to suggest the non-optional type.
+protocol _OptionalType {
+    static var wrappedType: Any.Type { get }
+}
+
+extension Optional: _OptionalType {
+    static var wrappedType: Any.Type { Wrapped.self }
+}

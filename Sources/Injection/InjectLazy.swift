@@ -1,0 +1,64 @@
+/// A handle that resolves on first use and then keeps the instance: for dependencies that are
+/// expensive, rarely used, or that would otherwise form a cycle.
+///
+/// ```swift
+/// final class ViewController {
+///     let provider = InjectLazy(DataProvider.self)   // DataProvider needs ViewController
+///     func reload() { provider.value.refresh() }      // resolved here, once
+/// }
+/// ```
+///
+/// The handle remembers the container that was current when it was created and resolves from it,
+/// whichever thread first reads ``value``. It resolves at most once; every read returns that instance,
+/// even after a reset (create a new handle to get the next scope's instance).
+///
+/// Use `InjectLazy` when one side of a cycle only needs the other later, at use; use
+/// `register(_:lifetime:factory:postConstruction:)` when the back-reference must be set right after
+/// construction, as with delegates.
+///
+/// > Warning: Reading ``value`` traps like `Inject()` if the type cannot be resolved; use
+/// > ``resolve()`` to handle the error.
+public final class InjectLazy<Value>: @unchecked Sendable {
+    private let container: InjectionContainer
+    private let requested: Any.Type
+    private let lock = _Lock()
+    private var resolved: _Box?
+
+    /// Creates a handle for `type`, resolved from the current container on first use.
+    @_disfavoredOverload  // For a key type, the key initializer below must win.
+    public init(_ type: Value.Type = Value.self) {
+        container = InjectionManager.currentContainer
+        requested = type
+    }
+
+    /// Creates a handle for the typed key `Key`, resolved from the current container on first use.
+    public init<Key: InjectionKey>(_ key: Key.Type) where Key.Value == Value {
+        container = InjectionManager.currentContainer
+        requested = key
+    }
+
+    /// The instance, resolved on first read; traps with an `Injection:` message if it cannot be.
+    public var value: Value {
+        do {
+            return try resolve()
+        } catch {
+            InjectionManager._fail(error, file: #fileID, line: #line)
+        }
+    }
+
+    /// The instance, resolved on first call; throws instead of trapping.
+    ///
+    /// - Throws: ``InjectionError`` as ``InjectionContainer/resolve(_:)`` does. A failure is not
+    ///   remembered: the next call tries again.
+    public func resolve() throws(InjectionError) -> Value {
+        if let box = lock.withLock({ resolved }) { return box.value(as: Value.self) }
+        let value = try _Context.withContainer(container) { () throws(InjectionError) -> Value in
+            try container._resolve(requested, as: Value.self, context: _Context.active, threadState: _ThreadState.current)
+        }
+        return lock.withLock {
+            if let resolved { return resolved.value(as: Value.self) }  // Another thread was first.
+            resolved = _Box(value)
+            return value
+        }
+    }
+}
