@@ -1,0 +1,18 @@
+#include "CMallocStats.h"
+
+#if defined(__linux__)
+#include <features.h>  // defines __GLIBC__ on glibc systems
+#endif
+
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+#include <malloc.h>
+
+long long cmallocstats_heap_in_use(void) {
+    struct mallinfo2 info = mallinfo2();
+    return (long long)info.uordblks;
+}
+#else
+long long cmallocstats_heap_in_use(void) {
+    return -1;
+}
+#endif

@@ -1,0 +1,264 @@
+// A small timing harness: monotonic clock, blackhole, calibration, warm-up, best-of-N, two threads.
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import CMallocStats
+import Foundation
+import Synchronization
+
+// MARK: - Clock and blackhole
+
+/// Nanoseconds on the monotonic clock.
+@inline(__always)
+func monotonicNanoseconds() -> UInt64 {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return UInt64(time.tv_sec) &* 1_000_000_000 &+ UInt64(time.tv_nsec)
+}
+
+/// Where every loop's checksum goes, so the optimizer must compute it (and so do the work it sums).
+private let sink = Atomic<Int>(0)
+
+/// Consumes a checksum. Called once per measured loop, never per operation.
+@inline(never)
+func blackHole(_ value: Int) {
+    sink.add(value, ordering: .relaxed)
+}
+
+/// The sum of every checksum, printed at the end so the sink itself is observable.
+func sinkValue() -> Int {
+    sink.load(ordering: .relaxed)
+}
+
+// MARK: - Options
+
+struct Options: Sendable {
+    /// Timed runs per row; the best is reported.
+    var runs = 7
+    /// One short iteration of everything, for CI: no calibration, no warm-up, one run.
+    var smoke = false
+    /// Only scenarios whose key or title contains this (case-insensitive).
+    var filter: String?
+    var jsonPath: String?
+    /// `swift --version`, if the caller passes it; otherwise the compiled-in compiler version is reported.
+    var toolchain: String?
+
+    /// A run should take about this long once calibrated (the brief: ~50–100 ms).
+    var targetRunNanoseconds: UInt64 = 75_000_000
+
+    static func parse(_ arguments: [String]) -> Options {
+        var options = Options()
+        var iterator = arguments.dropFirst().makeIterator()
+        func value(for flag: String) -> String {
+            guard let value = iterator.next() else { usage("\(flag) needs a value") }
+            return value
+        }
+        while let argument = iterator.next() {
+            switch argument {
+            case "--smoke": options.smoke = true
+            case "--runs":
+                guard let runs = Int(value(for: argument)), runs > 0 else { usage("--runs needs a positive number") }
+                options.runs = runs
+            case "--filter": options.filter = value(for: argument)
+            case "--json": options.jsonPath = value(for: argument)
+            case "--toolchain": options.toolchain = value(for: argument)
+            case "-h", "--help": usage(nil)
+            default: usage("unknown argument \(argument)")
+            }
+        }
+        if options.smoke { options.runs = 1 }
+        return options
+    }
+
+    private static func usage(_ problem: String?) -> Never {
+        if let problem { FileHandle.standardError.write(Data("error: \(problem)\n".utf8)) }
+        print("""
+        usage: InjectionBenchmarks [--smoke] [--runs N] [--filter NAME] [--json PATH] [--toolchain "$(swift --version)"]
+          --smoke        one short iteration of everything (CI); numbers are meaningless
+          --runs N       timed runs per row, best reported (default 7)
+          --filter NAME  only scenarios whose key or title contains NAME, e.g. cached, transient, threads,
+                         isolated, login, register, memory
+          --json PATH    also write the results, toolchain and machine as JSON
+          --toolchain S  the toolchain string to record (default: the compiler version compiled in)
+        Build in release for real numbers: swift run -c release --package-path Benchmarks InjectionBenchmarks
+        """)
+        exit(problem == nil ? 0 : 2)
+    }
+}
+
+// MARK: - Measuring
+
+/// One timed call: how long the operations took, and their checksum.
+struct Timing {
+    var nanoseconds: UInt64
+    var checksum: Int
+}
+
+/// Times `body(iterations)` on the calling thread.
+@inline(__always)
+func timed(_ iterations: Int, _ body: (Int) -> Int) -> Timing {
+    let start = monotonicNanoseconds()
+    let checksum = body(iterations)
+    let end = monotonicNanoseconds()
+    return Timing(nanoseconds: end &- start, checksum: checksum)
+}
+
+/// The result of one row: ns per operation in each timed run.
+struct Measurement: Sendable {
+    var scenario: String
+    var library: String
+    /// Iterations per run, and operations per iteration (e.g. 10,000 registrations per iteration).
+    var iterationsPerRun: Int
+    var operationsPerIteration: Int
+    var nanosecondsPerOperation: [Double]
+
+    var best: Double { nanosecondsPerOperation.min() ?? .nan }
+    var worst: Double { nanosecondsPerOperation.max() ?? .nan }
+    var median: Double {
+        let sorted = nanosecondsPerOperation.sorted()
+        guard !sorted.isEmpty else { return .nan }
+        let middle = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+    }
+    /// (worst − best) / best.
+    var spread: Double { best > 0 ? (worst - best) / best : 0 }
+}
+
+/// Calibrates an iteration count so a run takes about `options.targetRunNanoseconds`, warms up, then
+/// times `options.runs` runs. `run(iterations)` does the timing itself (see ``timed(_:_:)``) so that
+/// setup and teardown, and thread start-up, stay out of the figure.
+func measure(
+    scenario: String, library: String, options: Options, operationsPerIteration: Int = 1,
+    maximumIterations: Int = 1 << 30, smokeIterations: Int = 100,
+    _ run: (Int) -> Timing
+) -> Measurement {
+    var result = Measurement(
+        scenario: scenario, library: library, iterationsPerRun: 0,
+        operationsPerIteration: operationsPerIteration, nanosecondsPerOperation: [])
+    func record(_ timing: Timing, iterations: Int) {
+        blackHole(timing.checksum)
+        let operations = Double(iterations) * Double(operationsPerIteration)
+        result.nanosecondsPerOperation.append(Double(timing.nanoseconds) / operations)
+    }
+    if options.smoke {
+        let iterations = min(smokeIterations, maximumIterations)
+        result.iterationsPerRun = iterations
+        record(run(iterations), iterations: iterations)
+        return result
+    }
+    // Calibration doubles as the first warm-up: grow until a run takes ≥ 1/8 of the target.
+    var iterations = 1
+    var timing = run(iterations)
+    blackHole(timing.checksum)
+    while timing.nanoseconds < options.targetRunNanoseconds / 8 && iterations < maximumIterations {
+        iterations = min(iterations * 4, maximumIterations)
+        timing = run(iterations)
+        blackHole(timing.checksum)
+    }
+    let perIteration = Double(max(timing.nanoseconds, 1)) / Double(iterations)
+    iterations = max(1, min(maximumIterations, Int(Double(options.targetRunNanoseconds) / perIteration)))
+    // Warm-up at the final size, not recorded.
+    blackHole(run(iterations).checksum)
+    result.iterationsPerRun = iterations
+    for _ in 0..<options.runs {
+        record(run(iterations), iterations: iterations)
+    }
+    return result
+}
+
+// MARK: - Two threads
+
+/// Runs `body(iterations / 2)` on each of two new threads, released together by a barrier.
+///
+/// Each thread reads the clock after the barrier and after its loop; the figure is wall time from the
+/// first start to the last end, so thread creation and joining are not counted. With `iterations` total
+/// operations the harness reports aggregate ns/op = wall time / total operations.
+func onTwoThreads(_ iterations: Int, _ body: @escaping @Sendable (Int) -> Int) -> Timing {
+    let perThread = max(1, iterations / 2)
+    let shared = TwoThreadRun()
+    for index in 0..<2 {
+        let thread = Thread {
+            shared.arriveAndWait()
+            let start = monotonicNanoseconds()
+            let checksum = body(perThread)
+            let end = monotonicNanoseconds()
+            shared.finish(index: index, start: start, end: end, checksum: checksum)
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+    shared.waitForBoth()
+    return shared.timing
+}
+
+/// The barrier and results of one two-thread run.
+private final class TwoThreadRun: @unchecked Sendable {
+    private let barrier = UnsafeMutablePointer<pthread_barrier_t>.allocate(capacity: 1)
+    private let condition = NSCondition()
+    private var starts: [UInt64] = [0, 0]
+    private var ends: [UInt64] = [0, 0]
+    private var checksum = 0
+    private var finished = 0
+
+    init() {
+        let result = pthread_barrier_init(barrier, nil, 2)
+        precondition(result == 0, "pthread_barrier_init failed with \(result)")
+    }
+
+    deinit {
+        pthread_barrier_destroy(barrier)
+        barrier.deallocate()
+    }
+
+    func arriveAndWait() {
+        _ = pthread_barrier_wait(barrier)
+    }
+
+    func finish(index: Int, start: UInt64, end: UInt64, checksum: Int) {
+        condition.lock()
+        starts[index] = start
+        ends[index] = end
+        self.checksum &+= checksum
+        finished += 1
+        condition.signal()
+        condition.unlock()
+    }
+
+    func waitForBoth() {
+        condition.lock()
+        while finished < 2 { condition.wait() }
+        condition.unlock()
+    }
+
+    var timing: Timing {
+        condition.lock()
+        defer { condition.unlock() }
+        return Timing(nanoseconds: ends.max()! &- starts.min()!, checksum: checksum)
+    }
+}
+
+// MARK: - Memory
+
+/// Heap and resident memory at one moment.
+struct MemorySnapshot: Sendable, Codable {
+    /// Bytes malloc has handed out and not had back (glibc `mallinfo2().uordblks`); -1 where unavailable.
+    var heapInUseBytes: Int
+    /// Resident set size from /proc/self/statm, in bytes; -1 where unavailable.
+    var residentBytes: Int
+
+    static func now() -> MemorySnapshot {
+        let heap = Int(cmallocstats_heap_in_use())
+        return MemorySnapshot(heapInUseBytes: heap, residentBytes: residentBytes())
+    }
+
+    private static func residentBytes() -> Int {
+        // statm: size resident shared text lib data dt, in pages.
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return -1 }
+        let fields = text.split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return -1 }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+}

@@ -1,0 +1,323 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Foundation
+
+/// Memory before and after many login/logout cycles.
+struct MemoryResult: Sendable, Codable {
+    var library: String
+    var cycles: Int
+    var afterOne: MemorySnapshot
+    var afterAll: MemorySnapshot
+
+    var heapGrowth: Int { afterAll.heapInUseBytes - afterOne.heapInUseBytes }
+    var residentGrowth: Int { afterAll.residentBytes - afterOne.residentBytes }
+}
+
+/// Everything measured in one run, printed as a table and written as JSON.
+struct Report {
+    private(set) var measurements: [Measurement] = []
+    /// Per scenario: the libraries whose figures are "(b)" and "(c)" for the ratio columns.
+    var references: [String: (b: String, c: String)] = [:]
+    /// Per scenario: the scenario whose reference rows to use, when not its own.
+    var referenceScenario: [String: String] = [:]
+    var memory: [MemoryResult] = []
+    var verify: String?
+
+    /// Allowed growth of heap bytes in use between cycle 1 and cycle 10,000, fixed before measuring:
+    /// malloc bookkeeping noise, under half a byte per cycle. Anything above is growth.
+    static let heapGrowthTolerance = 4096
+
+    mutating func add(_ measurement: Measurement) {
+        measurements.append(measurement)
+    }
+
+    func best(_ scenario: String, _ library: String) -> Double? {
+        measurements.first { $0.scenario == scenario && $0.library == library }?.best
+    }
+
+    private func ratios(for measurement: Measurement) -> (b: Double?, c: Double?) {
+        guard let names = references[measurement.scenario] else { return (nil, nil) }
+        let scenario = referenceScenario[measurement.scenario] ?? measurement.scenario
+        let b = best(scenario, names.b).map { measurement.best / $0 }
+        let c = best(scenario, names.c).map { measurement.best / $0 }
+        return (b, c)
+    }
+
+    // MARK: - Terminal
+
+    func printProgress(_ measurement: Measurement) {
+        let line = "  measured \(measurement.scenario) / \(measurement.library): \(format(measurement.best)) ns/op"
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    func printProgress(_ memory: MemoryResult) {
+        let line = "  measured memory / \(memory.library)"
+        FileHandle.standardError.write(Data((line + "\n").utf8))
+    }
+
+    func printTable(options: Options, environment: Environment) {
+        print("")
+        print("Injection benchmarks — \(environment.date), \(environment.buildConfiguration) build, "
+            + "best of \(options.runs) run(s)\(options.smoke ? " (SMOKE: numbers are meaningless)" : "")")
+        print("toolchain: \(environment.toolchain)")
+        print("machine:   \(environment.machine.summary)")
+        print("")
+        let header = [
+            pad("scenario", 14), pad("library", 26), lpad("ns/op", 10), lpad("median", 10),
+            pad("  spread: min..max (worst vs best)", 36), lpad("vs (b)", 8), lpad("vs (c)", 8),
+        ].joined()
+        print(header)
+        print(String(repeating: "-", count: header.count))
+        var previous: String?
+        for measurement in measurements {
+            if let previous, previous != measurement.scenario { print("") }
+            previous = measurement.scenario
+            let (b, c) = ratios(for: measurement)
+            let spread = "  \(format(measurement.best))..\(format(measurement.worst)) (+\(String(format: "%.1f", measurement.spread * 100))%)"
+            print([
+                pad(measurement.scenario, 14), pad(measurement.library, 26),
+                lpad(format(measurement.best), 10), lpad(format(measurement.median), 10),
+                pad(spread, 36), lpad(b.map(formatRatio) ?? "—", 8), lpad(c.map(formatRatio) ?? "—", 8),
+            ].joined())
+        }
+        print("""
+
+        ns/op: best run. 1, 4: per resolve. 2: per graph (4 objects). 3: wall time / total resolves on both \
+        threads. 5: per cycle (5 resolves + 1 reset). 6 register: per registered type; resolve-one: per resolve; verify: \
+        one verify() of 10,000 registrations / 10,000.
+        vs (b)/(c): best / best of the scenario's (b) and (c) rows (2: (b) factory registry, (c) direct \
+        construction; 4: scenario 1's).
+        """)
+        if let verify { print(verify) }
+        for memory in memory {
+            print("memory \(memory.library): after 1 cycle heap \(bytes(memory.afterOne.heapInUseBytes)), "
+                + "RSS \(bytes(memory.afterOne.residentBytes)); after \(memory.cycles): heap "
+                + "\(bytes(memory.afterAll.heapInUseBytes)), RSS \(bytes(memory.afterAll.residentBytes)); "
+                + "growth heap \(signedBytes(memory.heapGrowth)), RSS \(signedBytes(memory.residentGrowth))")
+        }
+    }
+
+    // MARK: - Targets
+
+    struct Target: Codable {
+        var name: String
+        var measured: String
+        var limit: String
+        /// `nil`: not measured in this run (filtered out, or not measurable).
+        var pass: Bool?
+    }
+
+    func targets() -> [Target] {
+        typealias L = Suite.Library
+        typealias K = Suite.Key
+        var targets: [Target] = []
+        func ratio(_ name: String, _ limit: String, _ numerator: Double?, _ denominator: Double?,
+                   describe: (Double) -> String, passes: (Double) -> Bool) {
+            guard let numerator, let denominator else {
+                targets.append(Target(name: name, measured: "not measured in this run", limit: limit, pass: nil))
+                return
+            }
+            let value = numerator / denominator
+            targets.append(Target(name: name, measured: describe(value), limit: limit, pass: passes(value)))
+        }
+        ratio("cached resolve within 1.5x of baseline (b)", "<= 1.50x",
+              best(K.cached, L.injection), best(K.cached, L.baselineB),
+              describe: { "Injection / (b) = \(formatRatio($0)) (\(format(best(K.cached, L.injection)!)) vs \(format(best(K.cached, L.baselineB)!)) ns)" },
+              passes: { $0 <= 1.5 })
+        ratio("transient 3-level graph within 3x of direct construction", "<= 3.00x",
+              best(K.transient, L.injection), best(K.transient, L.direct),
+              describe: { "Injection / direct = \(formatRatio($0)) (\(format(best(K.transient, L.injection)!)) vs \(format(best(K.transient, L.direct)!)) ns)" },
+              passes: { $0 <= 3 })
+        ratio("2 threads: within 2x of the floor's own 2-thread figure", "<= 2.00x",
+              best(K.threads, L.injection), best(K.threads, L.floor),
+              describe: { "Injection / floor (2 threads) = \(formatRatio($0)) (\(format(best(K.threads, L.injection)!)) vs \(format(best(K.threads, L.floor)!)) ns)" },
+              passes: { $0 <= 2 })
+        ratio("isolated-container lookup adds < 10% to a cached resolve", "< 1.10x",
+              best(K.isolated, L.isolated), best(K.isolated, L.processWide),
+              describe: { "withContainer / process-wide = \(formatRatio($0)) (\(format(best(K.isolated, L.isolated)!)) vs \(format(best(K.isolated, L.processWide)!)) ns)" },
+              passes: { $0 < 1.1 })
+        targets.append(Target(
+            name: "cycle detection adds < 10% to a cached resolve",
+            measured: "not measurable from the public API: cycle detection cannot be switched off to compare",
+            limit: "< 1.10x", pass: nil))
+        ratio("login/logout at least 3x faster than Swinject's resetObjectScope", ">= 3.00x",
+              best(K.login, L.swinject), best(K.login, L.injection),
+              describe: { "Swinject / Injection = \(formatRatio($0)) (\(format(best(K.login, L.swinject)!)) vs \(format(best(K.login, L.injection)!)) ns/cycle)" },
+              passes: { $0 >= 3 })
+        if let injection = memory.first(where: { $0.library == L.injection }) {
+            let growth = injection.heapGrowth
+            let measured = injection.afterOne.heapInUseBytes < 0
+                ? "heap figures unavailable on this platform"
+                : "heap in use grew \(signedBytes(growth)) from cycle 1 to \(injection.cycles) (RSS \(signedBytes(injection.residentGrowth)))"
+            targets.append(Target(
+                name: "memory: no growth after \(injection.cycles) login/logout cycles", measured: measured,
+                limit: "heap growth <= \(Report.heapGrowthTolerance) B",
+                pass: injection.afterOne.heapInUseBytes < 0 ? nil : growth <= Report.heapGrowthTolerance))
+        } else {
+            targets.append(Target(name: "memory: no growth after login/logout cycles",
+                                  measured: "not measured in this run", limit: "", pass: nil))
+        }
+        return targets
+    }
+
+    func printTargets(_ targets: [Target], smoke: Bool) {
+        print("")
+        print("Targets (issue 7)\(smoke ? " — SMOKE run: verdicts are meaningless" : ""):")
+        for target in targets {
+            let verdict = target.pass.map { $0 ? "PASS" : "FAIL" } ?? "n/a "
+            print("\(verdict)  \(target.name): \(target.measured) [target \(target.limit)]")
+        }
+    }
+
+    // MARK: - JSON
+
+    func writeJSON(to path: String, options: Options, environment: Environment, targets: [Target]) throws {
+        struct Row: Codable {
+            var scenario: String
+            var library: String
+            var nsPerOp: Double
+            var medianNsPerOp: Double
+            var minNsPerOp: Double
+            var maxNsPerOp: Double
+            var runsNsPerOp: [Double]
+            var iterationsPerRun: Int
+            var operationsPerIteration: Int
+            var ratioToB: Double?
+            var ratioToC: Double?
+        }
+        struct Document: Codable {
+            var date: String
+            var toolchain: String
+            var buildConfiguration: String
+            var machine: Machine
+            var runs: Int
+            var smoke: Bool
+            var filter: String?
+            var results: [Row]
+            var targets: [Target]
+            var memory: [MemoryResult]
+            var verify: String?
+        }
+        let rows = measurements.map { measurement in
+            let (b, c) = ratios(for: measurement)
+            return Row(
+                scenario: measurement.scenario, library: measurement.library, nsPerOp: measurement.best,
+                medianNsPerOp: measurement.median, minNsPerOp: measurement.best, maxNsPerOp: measurement.worst,
+                runsNsPerOp: measurement.nanosecondsPerOperation, iterationsPerRun: measurement.iterationsPerRun,
+                operationsPerIteration: measurement.operationsPerIteration, ratioToB: b, ratioToC: c)
+        }
+        let document = Document(
+            date: environment.date, toolchain: environment.toolchain,
+            buildConfiguration: environment.buildConfiguration, machine: environment.machine, runs: options.runs,
+            smoke: options.smoke, filter: options.filter, results: rows, targets: targets, memory: memory,
+            verify: verify)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        try encoder.encode(document).write(to: URL(fileURLWithPath: path))
+    }
+}
+
+// MARK: - Toolchain and machine
+
+struct Machine: Codable {
+    var uname: String
+    var cpuCount: Int
+    var cpuModel: String
+
+    var summary: String { "\(uname); \(cpuCount) CPUs; \(cpuModel)" }
+
+    private static func callUname(_ name: inout utsname) -> Int32 {
+        #if canImport(Glibc)
+        Glibc.uname(&name)
+        #else
+        Darwin.uname(&name)
+        #endif
+    }
+
+    static func current() -> Machine {
+        var name = utsname()
+        _ = Self.callUname(&name)
+        func field<T>(_ value: T) -> String {
+            withUnsafeBytes(of: value) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+        }
+        let unameString = [field(name.sysname), field(name.nodename), field(name.release), field(name.version), field(name.machine)]
+            .joined(separator: " ")
+        var model = "unknown"
+        if let cpuinfo = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
+           let line = cpuinfo.split(separator: "\n").first(where: { $0.hasPrefix("model name") }),
+           let colon = line.firstIndex(of: ":") {
+            model = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        return Machine(uname: unameString, cpuCount: ProcessInfo.processInfo.activeProcessorCount, cpuModel: model)
+    }
+}
+
+struct Environment {
+    var date: String
+    var toolchain: String
+    var buildConfiguration: String
+    var machine: Machine
+
+    static func current(options: Options) -> Environment {
+        #if DEBUG
+        let configuration = "debug"
+        #else
+        let configuration = "release"
+        #endif
+        return Environment(
+            date: ISO8601DateFormatter().string(from: Date()),
+            toolchain: options.toolchain ?? compiledInCompilerVersion(),
+            buildConfiguration: configuration,
+            machine: .current())
+    }
+
+    /// The compiler that built this binary, as precisely as `#if compiler` can tell.
+    static func compiledInCompilerVersion() -> String {
+        #if compiler(>=6.4)
+        return "Swift compiler >= 6.4 (pass --toolchain \"$(swift --version)\" for the exact string)"
+        #elseif compiler(>=6.3.1)
+        return "Swift compiler 6.3.x (>= 6.3.1) (compiled-in; pass --toolchain for the exact string)"
+        #elseif compiler(>=6.3)
+        return "Swift compiler 6.3.0 (compiled-in; pass --toolchain for the exact string)"
+        #elseif compiler(>=6.2)
+        return "Swift compiler 6.2.x (compiled-in; pass --toolchain for the exact string)"
+        #else
+        return "Swift compiler < 6.2 (compiled-in; pass --toolchain for the exact string)"
+        #endif
+    }
+}
+
+// MARK: - Formatting
+
+func format(_ nanoseconds: Double) -> String {
+    if nanoseconds.isNaN { return "—" }
+    if nanoseconds >= 100_000 { return String(format: "%.0f", nanoseconds) }
+    if nanoseconds >= 100 { return String(format: "%.1f", nanoseconds) }
+    return String(format: "%.2f", nanoseconds)
+}
+
+func formatRatio(_ ratio: Double) -> String {
+    ratio >= 100 ? String(format: "%.0fx", ratio) : String(format: "%.2fx", ratio)
+}
+
+private func pad(_ text: String, _ width: Int) -> String {
+    text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
+}
+
+private func lpad(_ text: String, _ width: Int) -> String {
+    text.count >= width ? " " + text : String(repeating: " ", count: width - text.count) + text
+}
+
+private func bytes(_ value: Int) -> String {
+    value < 0 ? "n/a" : "\(value) B"
+}
+
+private func signedBytes(_ value: Int) -> String {
+    value > 0 ? "+\(value) B" : "\(value) B"
+}

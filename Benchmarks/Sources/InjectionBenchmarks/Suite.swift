@@ -1,0 +1,206 @@
+import Injection
+import Swinject
+
+/// The scenarios of issue 7, each a group of rows measured back to back in one process.
+struct Suite {
+    let options: Options
+    var report = Report()
+
+    init(options: Options) {
+        self.options = options
+    }
+
+    /// Labels, shared by the table, the JSON and the targets.
+    enum Library {
+        static let injection = "Injection"
+        static let swinject = "Swinject 2.10.0"
+        static let dependencies = "swift-dependencies 1.17.1"
+        static let baselineA = "(a) NSLock+[Any]+as!"
+        static let baselineB = "(b) Mutex+typed boxes"
+        static let floor = "(c) floor: global let"
+        static let factoryB = "(b) Mutex+factory boxes"
+        static let direct = "direct construction"
+        static let processWide = "Injection, process-wide"
+        static let isolated = "Injection, withContainer"
+    }
+
+    enum Key {
+        static let cached = "1 cached"
+        static let transient = "2 transient"
+        static let threads = "3 threads"
+        static let isolated = "4 isolated"
+        static let login = "5 login"
+        static let register = "6 register"
+        static let resolveOne = "6 resolve-one"
+        static let verify = "6 verify"
+        static let memory = "7 memory"
+    }
+
+    private func wanted(_ key: String, _ title: String) -> Bool {
+        guard let filter = options.filter?.lowercased(), !filter.isEmpty else { return true }
+        return key.lowercased().contains(filter) || title.lowercased().contains(filter)
+    }
+
+    private mutating func row(
+        _ scenario: String, _ library: String, operationsPerIteration: Int = 1, smokeIterations: Int = 100,
+        _ run: (Int) -> Timing
+    ) {
+        let measurement = measure(
+            scenario: scenario, library: library, options: options,
+            operationsPerIteration: operationsPerIteration, smokeIterations: smokeIterations, run)
+        report.add(measurement)
+        report.printProgress(measurement)
+    }
+
+    mutating func run() {
+        InjectionScenarios.setUp()
+        SwinjectScenarios.setUp()
+        DependenciesScenarios.setUp()
+        Baselines.setUp()
+        Self.checkScenariosDoTheWorkTheyClaim()
+
+        if wanted(Key.cached, "cached resolve of a protocol-typed service") {
+            let s = Key.cached
+            row(s, Library.injection) { timed($0, InjectionScenarios.cachedLoop) }
+            row(s, Library.swinject) { timed($0, SwinjectScenarios.cachedLoop) }
+            row(s, Library.dependencies) { timed($0, DependenciesScenarios.cachedLoop) }
+            row(s, Library.baselineA) { timed($0, Baselines.cachedLoopA) }
+            row(s, Library.baselineB) { timed($0, Baselines.cachedLoopB) }
+            row(s, Library.floor) { timed($0, Baselines.cachedLoopFloor) }
+            report.references[s] = (Library.baselineB, Library.floor)
+        }
+
+        if wanted(Key.transient, "transient resolve of a 3-level graph") {
+            let s = Key.transient
+            row(s, Library.injection) { timed($0, InjectionScenarios.graphLoop) }
+            row(s, Library.swinject) { timed($0, SwinjectScenarios.graphLoop) }
+            row(s, Library.factoryB) { timed($0, Baselines.graphLoopB) }
+            row(s, Library.direct) { timed($0, Baselines.graphLoopDirect) }
+            report.references[s] = (Library.factoryB, Library.direct)
+        }
+
+        if wanted(Key.threads, "2 threads resolving the same cached service") {
+            let s = Key.threads
+            row(s, Library.injection) { onTwoThreads($0) { InjectionScenarios.cachedLoop($0) } }
+            row(s, Library.swinject) { onTwoThreads($0) { SwinjectScenarios.cachedLoop($0) } }
+            row(s, Library.baselineB) { onTwoThreads($0) { Baselines.cachedLoopB($0) } }
+            row(s, Library.floor) { onTwoThreads($0) { Baselines.cachedLoopFloor($0) } }
+            report.references[s] = (Library.baselineB, Library.floor)
+        }
+
+        if wanted(Key.isolated, "cached resolve inside an isolated container (withContainer)") {
+            let s = Key.isolated
+            row(s, Library.processWide) { timed($0, InjectionScenarios.cachedLoop) }
+            row(s, Library.isolated) { timed($0, InjectionScenarios.isolatedLoop) }
+            // The baselines of scenario 1 (same operation), when it ran.
+            report.references[s] = (Library.baselineB, Library.floor)
+            report.referenceScenario[s] = Key.cached
+        }
+
+        if wanted(Key.login, "login/logout loop: resolve 5 scoped services, then reset") {
+            let s = Key.login
+            row(s, Library.injection, smokeIterations: 20) { timed($0, InjectionScenarios.loginLogoutLoop) }
+            row(s, Library.swinject, smokeIterations: 20) { timed($0, SwinjectScenarios.loginLogoutLoop) }
+        }
+
+        if wanted(Key.register, "register 10,000 types; resolve one; verify") {
+            runTenThousandTypes()
+        }
+
+        if wanted(Key.memory, "memory after 1 vs 10,000 login/logout cycles") {
+            report.memory.append(memoryAfterCycles(Library.injection, InjectionScenarios.loginLogoutLoop))
+            report.memory.append(memoryAfterCycles(Library.swinject, SwinjectScenarios.loginLogoutLoop))
+        }
+    }
+
+    /// Fails loudly if a library does not do what a row claims: a cached resolve must return one
+    /// instance, a transient one a new graph each time, and a reset must evict the session services.
+    static func checkScenariosDoTheWorkTheyClaim() {
+        precondition(InjectionScenarios.resolveService() === InjectionScenarios.resolveService(), "Injection: not cached")
+        precondition(SwinjectScenarios.resolveService() === SwinjectScenarios.resolveService(), "Swinject: not cached")
+        precondition(DependenciesScenarios.resolveService() === DependenciesScenarios.resolveService(), "swift-dependencies: not cached")
+        precondition(Baselines.resolveB() === Baselines.resolveB(), "(b): not cached")
+
+        let graph = InjectionScenarios.resolveGraph()
+        precondition(graph !== InjectionScenarios.resolveGraph() && graph.c !== graph.b.c, "Injection: graph not transient")
+        let swinjectGraph = SwinjectScenarios.resolveGraph()
+        precondition(swinjectGraph !== SwinjectScenarios.resolveGraph() && swinjectGraph.c !== swinjectGraph.b.c, "Swinject: graph not transient")
+        let graphB = Baselines.resolveGraphB()
+        precondition(graphB !== Baselines.resolveGraphB() && graphB.c !== graphB.b.c, "(b): graph not transient")
+
+        let injectionSession: any SessionService1 = Inject()
+        precondition(injectionSession === (Inject() as any SessionService1), "Injection: session service not cached")
+        InjectionManager.resetCurrentContainer()
+        precondition(injectionSession !== (Inject() as any SessionService1), "Injection: reset did not evict")
+        let resolver = SwinjectScenarios.resolver
+        let swinjectSession = resolver.resolve((any SessionService1).self)!
+        precondition(swinjectSession === resolver.resolve((any SessionService1).self)!, "Swinject: session service not cached")
+        SwinjectScenarios.container.resetObjectScope(.container)
+        precondition(swinjectSession !== resolver.resolve((any SessionService1).self)!, "Swinject: reset did not evict")
+    }
+
+    // MARK: - 6. 10,000 types
+
+    static let typeCount = 10_000
+
+    private mutating func runTenThousandTypes() {
+        var types: [any Tag.Type] = []
+        types.reserveCapacity(Self.typeCount)
+        forEachTagType(count: Self.typeCount) { types.append($0) }
+        precondition(Set(types.map { ObjectIdentifier($0) }).count == Self.typeCount, "tag types are not distinct")
+        let last = types[types.count - 1]
+        let types_ = types
+
+        // Registration: ns per registered type; each iteration fills a new container with all 10,000.
+        // The containers are created before and released after the clock.
+        row(Key.register, Library.injection, operationsPerIteration: Self.typeCount, smokeIterations: 1) { iterations in
+            let containers = (0..<iterations).map { _ in InjectionContainer() }
+            let start = monotonicNanoseconds()
+            for container in containers { InjectionScenarios.register(types_, in: container) }
+            let end = monotonicNanoseconds()
+            return Timing(nanoseconds: end - start, checksum: containers.count)
+        }
+        row(Key.register, Library.swinject, operationsPerIteration: Self.typeCount, smokeIterations: 1) { iterations in
+            let containers = (0..<iterations).map { _ in Container() }
+            let start = monotonicNanoseconds()
+            for container in containers { SwinjectScenarios.register(types_, in: container) }
+            let end = monotonicNanoseconds()
+            return Timing(nanoseconds: end - start, checksum: containers.count)
+        }
+
+        // Resolve one (the last registered, cached) out of 10,000.
+        let injection = InjectionContainer()
+        InjectionScenarios.register(types, in: injection)
+        row(Key.resolveOne, Library.injection) { iterations in
+            timed(iterations) { InjectionScenarios.resolveLoop(last, in: injection, iterations: $0) }
+        }
+        let swinject = Container()
+        SwinjectScenarios.register(types, in: swinject)
+        let swinjectResolver = swinject.synchronize()
+        row(Key.resolveOne, Library.swinject) { iterations in
+            timed(iterations) { SwinjectScenarios.resolveLoop(last, in: swinjectResolver, iterations: $0) }
+        }
+
+        // VERIFY SPOT (issue 7): verify() over all 10,000 registrations, ns per registration verified.
+        let problems = InjectionScenarios.verifyLoop(injection, iterations: 1)
+        precondition(problems == 0, "Injection: verify() reported \(problems) problem(s) on a sound graph")
+        row(Key.verify, Library.injection, operationsPerIteration: Self.typeCount, smokeIterations: 1) { iterations in
+            timed(iterations) { InjectionScenarios.verifyLoop(injection, iterations: $0) }
+        }
+        report.verify = "verify(): Injection only (Swinject has no equivalent); see row \(Key.verify)"
+    }
+
+    // MARK: - 7. Memory
+
+    static let memoryCycles = 10_000
+
+    private func memoryAfterCycles(_ library: String, _ loop: (Int) -> Int) -> MemoryResult {
+        blackHole(loop(1))
+        let afterOne = MemorySnapshot.now()
+        blackHole(loop(Self.memoryCycles - 1))
+        let afterAll = MemorySnapshot.now()
+        let result = MemoryResult(library: library, cycles: Self.memoryCycles, afterOne: afterOne, afterAll: afterAll)
+        report.printProgress(result)
+        return result
+    }
+}

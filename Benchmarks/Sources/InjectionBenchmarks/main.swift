@@ -1,0 +1,31 @@
+// Issue 7: Injection side by side with Swinject, swift-dependencies and hand-written baselines.
+//
+//   swift run -c release --package-path Benchmarks InjectionBenchmarks [--runs N] [--filter NAME] [--json PATH]
+//   swift run --package-path Benchmarks InjectionBenchmarks --smoke     # CI: one short pass, any build
+import Foundation
+
+let options = Options.parse(CommandLine.arguments)
+let environment = Environment.current(options: options)
+#if DEBUG
+if !options.smoke {
+    FileHandle.standardError.write(Data("warning: debug build; use `swift run -c release ...` for real numbers\n".utf8))
+}
+#endif
+
+var suite = Suite(options: options)
+suite.run()
+
+let targets = suite.report.targets()
+suite.report.printTable(options: options, environment: environment)
+suite.report.printTargets(targets, smoke: options.smoke)
+if let path = options.jsonPath {
+    do {
+        try suite.report.writeJSON(to: path, options: options, environment: environment, targets: targets)
+        print("\nwrote \(path)")
+    } catch {
+        FileHandle.standardError.write(Data("error: could not write \(path): \(error)\n".utf8))
+        exit(1)
+    }
+}
+// The sum of every checksum: printing it keeps all measured work observable.
+print("\n(checksum \(sinkValue()))")
