@@ -26,7 +26,9 @@ extension InjectionContainer {
     public func verify() throws(InjectionError) {
         let verification = _Verification()
         let copy = InjectionContainer(copying: self, verification: verification)
+        // In name order, so the chains reported (and a cycle's starting point) are the same every run.
         let types = copy.lock.withLock { copy.slots.values.map(\.registration.type) }
+            .map { (String(reflecting: $0.type), $0) }.sorted { $0.0 < $1.0 }.map(\.1)
         let problems = verification.run(types) { type throws(InjectionError) in
             _ = try copy._resolveBox(type, context: nil, copyForThread: nil)
         }
@@ -48,14 +50,25 @@ extension InjectionContainer {
         return InjectionGraph(registered: registered, edges: seen)
     }
 
-    /// Records that the factory of `from` resolved `to`.
-    func recordEdge(from: _AnyType, to: _AnyType) {
-        let edge = InjectionGraph._Edge(from: from, to: to)
-        graphLock.withLock { _ = edges.insert(edge) }
+    /// Adds what `frame`'s factory resolved so far to the graph, if it records edges.
+    func recordEdges(of frame: _Frame) {
+        guard frame.recordsEdges, !frame.dependencies.isEmpty else { return }
+        let seen = frame.dependencies.map { InjectionGraph._Edge(from: frame.type, to: $0) }
+        graphLock.withLock { edges.formUnion(seen) }
     }
 
-    /// In a `verify()` copy: fails the builds `resolver` started, so nothing waits for its parked thread.
-    func abandonBuilds(of resolver: _Resolver, failure: InjectionError) {
+    /// In a `verify()` copy: keeps the edges `frame`'s chain saw and fails the builds of its resolution,
+    /// so nothing waits for the thread that is about to park.
+    func abandon(_ frame: _Frame, failure: InjectionError) {
+        var current: _Frame? = frame
+        while let link = current {
+            recordEdges(of: link)
+            current = link.parent
+        }
+        abandonBuilds(of: frame.root, failure: failure)
+    }
+
+    private func abandonBuilds(of resolver: _Frame, failure: InjectionError) {
         lock.withLock {
             for slot in slots.values where slot.build?.owner === resolver {
                 slot.build = nil

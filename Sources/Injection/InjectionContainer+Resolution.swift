@@ -4,7 +4,7 @@ extension InjectionContainer {
     private enum Step {
         case hit(_Box)
         case wait(_Build)
-        case run(_Slot, _AnyRegistration, _Build?)
+        case run(_Slot, _AnyRegistration, _Frame, _Build?)
     }
 
     /// Resolves `requested` (a type or an `InjectionKey`) as a `Value`.
@@ -25,12 +25,13 @@ extension InjectionContainer {
 
     /// Refuses resolves inside an open `resetCurrentContainer { }` and records "the running factory needs
     /// `requested`" for the dependency graph.
+    @inline(__always)
     private func observe(_ requested: Any.Type, in context: _Context) throws(InjectionError) {
         if let transaction = context.transaction, transaction.container === self, transaction.isOpen {
             throw .resolvedDuringReset(_AnyType(requested), chain: (context.frame?.chain ?? []) + [_AnyType(requested)])
         }
-        if let frame = context.frame, frame.container == ObjectIdentifier(self) {
-            recordEdge(from: frame.type, to: _AnyType(requested))
+        if let frame = context.frame, frame.recordsEdges, frame.container == ObjectIdentifier(self) {
+            frame.dependencies.append(_AnyType(requested))
         }
     }
 
@@ -45,7 +46,6 @@ extension InjectionContainer {
     ) throws(InjectionError) -> _Box {
         let key = requested.id, containerID = ObjectIdentifier(self)
         let parent = context?.frame
-        let resolver = parent?.resolver ?? _Resolver()
         while true {
             let step = try lock.withLock { () throws(InjectionError) -> Step in
                 guard let slot = slots[key] else {
@@ -64,29 +64,33 @@ extension InjectionContainer {
                 if let path = parent?.chain(from: key, in: containerID) {
                     throw .cycle(registration.type, path: path + [registration.type])
                 }
-                if registration.lifetime == .transient { return .run(slot, registration, nil) }
-                if let build = slot.build { return .wait(build) }
-                let build = _Build(owner: resolver, container: containerID, key: key, type: registration.type, scope: scope)
+                if registration.lifetime != .transient, let build = slot.build { return .wait(build) }
+                let frame = _Frame(container: containerID, key: key, type: registration.type, parent: parent, recordsEdges: slot.recordsEdges)
+                guard registration.lifetime != .transient else { return .run(slot, registration, frame, nil) }
+                let build = _Build(owner: frame.root, container: containerID, key: key, type: registration.type, scope: scope)
                 slot.build = build
-                return .run(slot, registration, build)
+                return .run(slot, registration, frame, build)
             }
             switch step {
             case .hit(let instance):
                 return instance
             case .wait(let build):
-                try wait(for: build, key: key, resolver: resolver, frame: parent)
-            case .run(let slot, let registration, let build):
-                return try run(registration, for: key, in: slot, build: build, parent: parent, resolver: resolver)
+                try wait(for: build, key: key, frame: parent)
+            case .run(let slot, let registration, let frame, let build):
+                return try run(registration, for: key, in: slot, frame: frame, build: build)
             }
         }
     }
 
     /// Blocks until `build` finishes or is abandoned, unless waiting would deadlock.
-    private func wait(for build: _Build, key: ObjectIdentifier, resolver: _Resolver, frame: _Frame?) throws(InjectionError) {
-        if let path = _WaitGraph.beginWaiting(resolver, frame: frame, for: build) {
-            throw .cycle(build.type, path: path)
+    ///
+    /// A top-level resolve (no `frame`) owns no build, so nobody can be waiting for it and its wait
+    /// cannot close a cycle.
+    private func wait(for build: _Build, key: ObjectIdentifier, frame: _Frame?) throws(InjectionError) {
+        if let frame {
+            if let path = _WaitGraph.beginWaiting(frame, for: build) { throw .cycle(build.type, path: path) }
         }
-        defer { _WaitGraph.endWaiting(resolver) }
+        defer { if let frame { _WaitGraph.endWaiting(frame) } }
         lock.withLock {
             while slots[key]?.build === build { lock.wait() }
         }
@@ -97,31 +101,30 @@ extension InjectionContainer {
     /// `postConstruction` is deferred to the end of the top-level resolve, when every instance of the
     /// graph is cached, so a back-reference resolves whichever type of a cycle was asked for first.
     private func run(
-        _ registration: _AnyRegistration, for key: ObjectIdentifier, in slot: _Slot, build: _Build?,
-        parent: _Frame?, resolver: _Resolver
+        _ registration: _AnyRegistration, for key: ObjectIdentifier, in slot: _Slot, frame: _Frame, build: _Build?
     ) throws(InjectionError) -> _Box {
-        let frame = _Frame(container: ObjectIdentifier(self), key: key, type: registration.type, parent: parent, resolver: resolver)
-        let context = _Context(container: self, frame: frame, transaction: nil)
+        let context = _Context(container: self, frame: frame, transaction: nil, isTaskLocal: false)
         var outcome = runUserCode(registration, frame: frame, context: context) { try registration.makeBox() }
         if case .success(let instance) = outcome, registration.lifetime == .weak, registration.object(in: instance) == nil {
             outcome = .failure(.weakNeedsClass(registration.type, chain: frame.chain, instance: instance, registration: registration))
         }
-        if let build {
-            lock.withLock {
-                if slot.build === build { slot.build = nil }
-                let isCurrent = slots[key] === slot && (registration.lifetime == .singleton || build.scope == scope)
-                if case .success(let instance) = outcome, isCurrent {
-                    if registration.lifetime == .weak {
-                        slot.weakInstance = registration.object(in: instance).map { _WeakReference($0, type: registration.type) }
-                    } else {
-                        slot.cached = instance
-                    }
+        recordEdges(of: frame)
+        lock.withLock {
+            if case .success = outcome, frame.recordsEdges { slot.recordsEdges = false }
+            guard let build else { return }
+            if slot.build === build { slot.build = nil }
+            let isCurrent = slots[key] === slot && (registration.lifetime == .singleton || build.scope == scope)
+            if case .success(let instance) = outcome, isCurrent {
+                if registration.lifetime == .weak {
+                    slot.weakInstance = registration.object(in: instance).map { _WeakReference($0, type: registration.type) }
+                } else {
+                    slot.cached = instance
                 }
-                lock.broadcast()
             }
+            lock.broadcast()
         }
         if case .success(let instance) = outcome, registration.hasPostConstruction {
-            resolver.deferred.append { [self] in
+            frame.root.deferred.append { [self] in
                 let finished = runUserCode(registration, frame: frame, context: context) { () throws -> _Box in
                     try registration.postConstruct(instance)
                     return instance
@@ -135,10 +138,10 @@ extension InjectionContainer {
                 return finished
             }
         }
-        if parent == nil {
+        if frame.parent == nil {
             // The top-level resolve: everything is cached now, so back-references resolve.
-            while !resolver.deferred.isEmpty {
-                if case .failure(let error) = resolver.deferred.removeFirst()(), case .success = outcome {
+            while !frame.deferred.isEmpty {
+                if case .failure(let error) = frame.deferred.removeFirst()(), case .success = outcome {
                     outcome = .failure(error)
                 }
             }
@@ -151,7 +154,7 @@ extension InjectionContainer {
         _ registration: _AnyRegistration, frame: _Frame, context: _Context, _ body: () throws -> _Box
     ) -> Result<_Box, InjectionError> {
         do {
-            return .success(try _Context.withSyncScope(context) { () throws(any Error) -> _Box in try body() })
+            return .success(try _Context.withThreadScope(context) { () throws(any Error) -> _Box in try body() })
         } catch let error as InjectionError {
             return .failure(error)
         } catch {

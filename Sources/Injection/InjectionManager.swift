@@ -46,7 +46,7 @@ public enum InjectionManager {
     /// Ends the process with `error`'s message, or, inside `verify()`, reports it and parks the thread.
     static func _fail(_ error: InjectionError, file: StaticString, line: UInt) -> Never {
         if let context = _Context.active, let verification = context.container.verification {
-            verification.park(error, container: context.container, resolver: context.frame?.resolver)
+            verification.park(error, container: context.container, frame: context.frame)
         }
         fatalError(error.description, file: file, line: line)
     }

@@ -1,13 +1,14 @@
 /// A cached instance being built by one resolution while others wait for it.
 final class _Build: Sendable {
-    let owner: _Resolver
+    /// The root frame of the resolution building it.
+    let owner: _Frame
     let container: ObjectIdentifier
     let key: ObjectIdentifier
     let type: _AnyType
     /// The container's scope number when the build started.
     let scope: UInt64
 
-    init(owner: _Resolver, container: ObjectIdentifier, key: ObjectIdentifier, type: _AnyType, scope: UInt64) {
+    init(owner: _Frame, container: ObjectIdentifier, key: ObjectIdentifier, type: _AnyType, scope: UInt64) {
         self.owner = owner
         self.container = container
         self.key = key
@@ -20,10 +21,11 @@ final class _Build: Sendable {
 enum _WaitGraph {
     private static let lock = _Lock()
 
-    /// Records that `resolver` (running `frame`) waits for `build`, or returns the cycle path if waiting
-    /// would deadlock because `build`'s owner is, through other waits, waiting for `resolver`.
-    static func beginWaiting(_ resolver: _Resolver, frame: _Frame?, for build: _Build) -> [_AnyType]? {
-        lock.withLock {
+    /// Records that the resolution running `frame` waits for `build`, or returns the cycle path if
+    /// waiting would deadlock because `build`'s owner is, through other waits, waiting for it.
+    static func beginWaiting(_ frame: _Frame, for build: _Build) -> [_AnyType]? {
+        let resolver = frame.root
+        return lock.withLock { () -> [_AnyType]? in
             // Walk owner → the build it waits for → that build's owner ..., collecting each owner's
             // chain from the type it builds down to the frame that waits.
             var path: [_AnyType] = []
@@ -31,12 +33,12 @@ enum _WaitGraph {
             while true {
                 let owner = wanted.owner
                 if owner === resolver {
-                    path += frame?.chain(from: wanted.key, in: wanted.container) ?? [wanted.type]
+                    path += frame.chain(from: wanted.key, in: wanted.container) ?? [wanted.type]
                     path.append(build.type)
                     return path
                 }
                 guard let (next, ownerFrame) = owner.waiting else { break }
-                path += ownerFrame?.chain(from: wanted.key, in: wanted.container) ?? [wanted.type]
+                path += ownerFrame.chain(from: wanted.key, in: wanted.container) ?? [wanted.type]
                 wanted = next
             }
             resolver.waiting = (build, frame)
@@ -44,8 +46,9 @@ enum _WaitGraph {
         }
     }
 
-    /// Clears the wait recorded by ``beginWaiting(_:frame:for:)``.
-    static func endWaiting(_ resolver: _Resolver) {
+    /// Clears the wait recorded by ``beginWaiting(_:for:)``.
+    static func endWaiting(_ frame: _Frame) {
+        let resolver = frame.root
         lock.withLock { resolver.waiting = nil }
     }
 }

@@ -12,15 +12,20 @@ final class _Context: Sendable {
     /// The open `resetCurrentContainer { }` of `container`, if any.
     let transaction: _Transaction?
 
-    init(container: InjectionContainer, frame: _Frame?, transaction: _Transaction?) {
+    /// Whether this context counts toward the process-wide count: only contexts a task-local can hold.
+    private let isCounted: Bool
+
+    /// Creates a context; `isTaskLocal: false` for one published only in a thread's state.
+    init(container: InjectionContainer, frame: _Frame?, transaction: _Transaction?, isTaskLocal: Bool = true) {
         self.container = container
         self.frame = frame
         self.transaction = transaction
-        _injection_context_count_add(1)
+        self.isCounted = isTaskLocal
+        if isTaskLocal { _injection_context_count_add(1) }
     }
 
     deinit {
-        _injection_context_count_add(-1)
+        if isCounted { _injection_context_count_add(-1) }
     }
 
     @TaskLocal static var current: _Context?
@@ -49,6 +54,18 @@ final class _Context: Sendable {
             }
             return try result.get()
         }
+    }
+
+    /// Runs the synchronous `body` with `context` current in this thread's state only: for factories,
+    /// which run often. Tasks a factory creates inherit the caller's task-local context instead.
+    static func withThreadScope<Result, Failure: Error>(
+        _ context: _Context, _ body: () throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        let state = _ThreadState.currentOrNew
+        let outer = state.context
+        state.context = .passUnretained(context)
+        defer { state.context = outer }
+        return try withExtendedLifetime(context) { () throws(Failure) -> Result in try body() }
     }
 
     /// Runs `body` with a context that keeps the current one's chain and open reset but binds `container`.

@@ -1,19 +1,40 @@
 /// One factory being run: a link in the chain of types being resolved.
-final class _Frame: Sendable {
+///
+/// The outermost frame of a resolution (its `root`) also stands for the whole resolution: it owns
+/// the builds started under it, is what the wait-for graph follows, and collects the deferred
+/// `postConstruction` calls.
+final class _Frame: @unchecked Sendable {
     let container: ObjectIdentifier
     let key: ObjectIdentifier
     /// The requested type: the registered type, or the `InjectionKey` type.
     let type: _AnyType
     let parent: _Frame?
-    /// The top-level resolution this frame belongs to.
-    let resolver: _Resolver
+    /// Whether what this factory resolves is recorded in `dependencies`, for the graph.
+    let recordsEdges: Bool
+    /// What this factory resolved from `container`. Touched only by the thread running the factory.
+    var dependencies: [_AnyType] = []
 
-    init(container: ObjectIdentifier, key: ObjectIdentifier, type: _AnyType, parent: _Frame?, resolver: _Resolver) {
+    // MARK: Root frames only
+
+    /// The build this resolution is blocked on and the frame that waits for it; guarded by `_WaitGraph`.
+    var waiting: (build: _Build, frame: _Frame)?
+    /// `postConstruction` calls deferred until the top-level resolve has built and cached everything,
+    /// so a back-reference to any type of the graph finds it. Touched only by the resolving thread.
+    var deferred: [() -> Result<_Box, InjectionError>] = []
+
+    init(container: ObjectIdentifier, key: ObjectIdentifier, type: _AnyType, parent: _Frame?, recordsEdges: Bool) {
         self.container = container
         self.key = key
         self.type = type
         self.parent = parent
-        self.resolver = resolver
+        self.recordsEdges = recordsEdges
+    }
+
+    /// The outermost frame of this resolution.
+    var root: _Frame {
+        var frame = self
+        while let parent = frame.parent { frame = parent }
+        return frame
     }
 
     /// The types from the outermost frame to this one.
@@ -39,13 +60,4 @@ final class _Frame: Sendable {
         }
         return nil
     }
-}
-
-/// The identity of one top-level resolution and of every factory it runs, for cross-thread cycle checks.
-final class _Resolver: @unchecked Sendable {
-    /// The build this resolution is blocked on and the frame that waits for it; guarded by `_WaitGraph`.
-    var waiting: (build: _Build, frame: _Frame?)?
-    /// `postConstruction` calls deferred until the top-level resolve has built and cached everything,
-    /// so a back-reference to any type of the graph finds it. Touched only by the resolving thread.
-    var deferred: [() -> Result<_Box, InjectionError>] = []
 }

@@ -5,16 +5,16 @@
 /// hit is a plain copy, with no `as!` cast.
 final class _Box: @unchecked Sendable {
     let storage: UnsafeMutableRawPointer
-    private let destroy: (UnsafeMutableRawPointer) -> Void
+    private let witness: any _BoxWitness.Type
 
     init<Value>(_ value: Value) {
         let typed = UnsafeMutablePointer<Value>.allocate(capacity: 1)
         typed.initialize(to: value)
         storage = UnsafeMutableRawPointer(typed)
-        destroy = { $0.assumingMemoryBound(to: Value.self).deinitialize(count: 1).deallocate() }
+        witness = _TypedBoxWitness<Value>.self  // A metatype: no allocation, unlike a closure.
     }
 
-    deinit { destroy(storage) }
+    deinit { witness.destroy(storage) }
 
     /// The stored value; `Value` must be the type the box was created with.
     @inline(__always)
@@ -24,6 +24,17 @@ final class _Box: @unchecked Sendable {
 
     /// A new box holding a copy of this box's value.
     func copy<Value>(as _: Value.Type) -> _Box { _Box(value(as: Value.self)) }
+}
+
+/// Destroys a box's storage without the box being generic.
+protocol _BoxWitness {
+    static func destroy(_ storage: UnsafeMutableRawPointer)
+}
+
+enum _TypedBoxWitness<Value>: _BoxWitness {
+    static func destroy(_ storage: UnsafeMutableRawPointer) {
+        storage.assumingMemoryBound(to: Value.self).deinitialize(count: 1).deallocate()
+    }
 }
 
 /// A registered factory and its lifetime. A new registration is a new object, so identity tells
@@ -109,6 +120,9 @@ final class _Slot {
     var build: _Build?
     /// In a `verify()` copy only: why the build of this key was abandoned, so later resolves fail fast.
     var failure: InjectionError?
+    /// Whether the next run of the factory should record what it resolves, for the graph. Edges are
+    /// recorded once per slot (and by `verify()`), so a factory that runs again costs nothing extra.
+    var recordsEdges = true
 
     init(_ registration: _AnyRegistration) {
         self.registration = registration

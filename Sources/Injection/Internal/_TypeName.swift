@@ -14,23 +14,33 @@ struct _AnyType: @unchecked Sendable, Hashable {
 /// Readable type names for messages and graphs.
 ///
 /// A name is the one a user writes (`API`, `(String) -> Detail`), qualified by its module
-/// (`Payments.API`) only when another registered type has the same short name.
+/// (`Payments.API`) only when another registered type has the same short name. Registering only
+/// remembers the type; names are worked out when a message or graph needs them.
 enum _TypeName {
     private static let lock = _Lock()
-    /// Short name → the module-qualified names of registered types that have it.
-    nonisolated(unsafe) private static var qualifiedNames: [String: Set<String>] = [:]
+    nonisolated(unsafe) private static var registered: [ObjectIdentifier: Any.Type] = [:]
+    /// Short name → the qualified names of registered types with it; `nil` after a new registration.
+    nonisolated(unsafe) private static var qualifiedNames: [String: Set<String>]?
 
-    /// Remembers a registered type's names, so a later type with the same short name is told apart.
+    /// Remembers a registered type, so a later type with the same short name is told apart.
     static func noteRegistered(_ type: Any.Type) {
-        let short = String(describing: type), qualified = String(reflecting: type)
-        lock.withLock { _ = qualifiedNames[short, default: []].insert(qualified) }
+        lock.withLock {
+            if registered.updateValue(type, forKey: ObjectIdentifier(type)) == nil { qualifiedNames = nil }
+        }
     }
 
     /// The readable name of `type`.
     static func of(_ type: Any.Type) -> String {
         let short = String(describing: type), qualified = String(reflecting: type)
-        let isAmbiguous = lock.withLock { qualifiedNames[short, default: []].union([qualified]).count > 1 }
-        return isAmbiguous ? qualified : short
+        let others = lock.withLock { () -> Set<String> in
+            if qualifiedNames == nil {
+                var names: [String: Set<String>] = [:]
+                for type in registered.values { names[String(describing: type), default: []].insert(String(reflecting: type)) }
+                qualifiedNames = names
+            }
+            return qualifiedNames![short] ?? []
+        }
+        return others.union([qualified]).count > 1 ? qualified : short
     }
 
     /// `name` as an expression prefix for `.self`: function types need parentheses.

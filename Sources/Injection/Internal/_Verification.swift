@@ -28,11 +28,11 @@ final class _Verification: @unchecked Sendable {
         }
     }
 
-    /// Records `error`, abandons the builds of `resolver` in `container`, and, on a worker, hands the
+    /// Records `error`, abandons the resolution running `frame` in `container`, and, on a worker, hands the
     /// remaining registrations to a new worker. Never returns.
-    func park(_ error: InjectionError, container: InjectionContainer, resolver: _Resolver?) -> Never {
+    func park(_ error: InjectionError, container: InjectionContainer, frame: _Frame?) -> Never {
         record(error)
-        if let resolver { container.abandonBuilds(of: resolver, failure: error) }
+        if let frame { container.abandon(frame, failure: error) }
         if let state = _ThreadState.current, state.takeUnretainedValue().isVerificationWorker {
             finishItem()
             startWorker()
@@ -65,15 +65,25 @@ final class _Verification: @unchecked Sendable {
         }
     }
 
-    /// One error per missing type, failing factory or cycle (whatever rotation it was found in).
+    /// One error per missing type, failing factory or cycle (whatever rotation it was found in),
+    /// keeping the shortest chain, in a stable order.
     private static func distinct(_ problems: [InjectionError]) -> [InjectionError] {
-        var seen: Set<String> = []
-        let unique = problems.filter { problem in
+        var kept: [String: InjectionError] = [:]
+        for problem in problems {
             let identity = problem.kind == .cycle
                 ? "cycle:" + Set(problem.chain).sorted().joined(separator: ",")
                 : "\(problem.kind):\(problem.typeName)"
-            return seen.insert(identity).inserted
+            if let existing = kept[identity], Self.order(existing, before: problem) {
+                continue
+            }
+            kept[identity] = problem
         }
-        return unique.sorted { ($0.kind.description, $0.typeName) < ($1.kind.description, $1.typeName) }
+        return kept.values.sorted { ($0.kind.description, $0.typeName) < ($1.kind.description, $1.typeName) }
+    }
+
+    /// Shorter chains first, then by the chain's names.
+    private static func order(_ lhs: InjectionError, before rhs: InjectionError) -> Bool {
+        if lhs.chain.count != rhs.chain.count { return lhs.chain.count < rhs.chain.count }
+        return lhs.chain.joined(separator: "\u{1}") <= rhs.chain.joined(separator: "\u{1}")
     }
 }
