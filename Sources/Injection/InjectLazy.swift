@@ -53,7 +53,8 @@ public final class InjectLazy<Value>: @unchecked Sendable {
     public func resolve() throws(InjectionError) -> Value {
         if let box = lock.withLock({ resolved }) { return box.value(as: Value.self) }
         let value = try _Context.withContainer(container) { () throws(InjectionError) -> Value in
-            try container._resolve(requested, as: Value.self, context: _Context.active, threadState: _ThreadState.current)
+            let context = _Context.active
+            return try container._resolve(requested, as: Value.self, frame: context?.frame, transaction: context?.transaction, threadState: _ThreadState.current)
         }
         return lock.withLock {
             if let resolved { return resolved.value(as: Value.self) }  // Another thread was first.

@@ -30,7 +30,7 @@ extension InjectionContainer {
         let types = copy.lock.withLock { copy.slots.values.map(\.registration.type) }
             .map { (String(reflecting: $0.type), $0) }.sorted { $0.0 < $1.0 }.map(\.1)
         let problems = verification.run(types) { type throws(InjectionError) in
-            _ = try copy._resolveBox(type, context: nil, copyForThread: nil)
+            _ = try copy._resolveBox(type, parent: nil, cachesInThread: false)
         }
         let seen = copy.graphLock.withLock { copy.edges }
         graphLock.withLock { edges.formUnion(seen) }
@@ -47,7 +47,7 @@ extension InjectionContainer {
     public func dependencyGraph() -> InjectionGraph {
         let registered = lock.withLock { slots.values.map { ($0.registration.type, $0.registration.lifetime) } }
         let seen = graphLock.withLock { edges }
-        return InjectionGraph(registered: registered, edges: seen)
+        return InjectionGraph(registered: registered, edges: seen, names: typeNames)
     }
 
     /// Adds what `frame`'s factory resolved so far to the graph, if it records edges.
@@ -108,6 +108,6 @@ extension InjectionContainer {
             retired.removeAll { $0.object == nil }
             return retired.map(\.type)
         }
-        return live.map(\.name).sorted()
+        return live.map(typeNames.name).sorted()
     }
 }

@@ -9,29 +9,58 @@ extension InjectionContainer {
 
     /// Resolves `requested` (a type or an `InjectionKey`) as a `Value`.
     ///
-    /// The fast path looks in this thread's cache and takes no lock another thread uses. On a miss,
-    /// ``_resolveBox(_:context:copyForThread:)`` does the work.
+    /// The fast path looks in this thread's cache and takes no lock another thread uses: a cached
+    /// instance is returned as is; a transient's factory runs right away. Otherwise
+    /// ``_resolveBox(_:parent:cachesInThread:)`` does the work. `frame` and `transaction` come from
+    /// the current scope: the running factory, and an open `resetCurrentContainer { }`.
     @inline(__always)
     func _resolve<Value>(
-        _ requested: Any.Type, as _: Value.Type, context: _Context?, threadState: Unmanaged<_ThreadState>?
+        _ requested: Any.Type, as _: Value.Type, frame: _Frame?, transaction: _Transaction?,
+        threadState: Unmanaged<_ThreadState>?
     ) throws(InjectionError) -> Value {
-        if let context { try observe(requested, in: context) }
+        if frame != nil || transaction != nil { try observe(requested, frame: frame, transaction: transaction) }
         let key = ObjectIdentifier(requested), containerID = ObjectIdentifier(self)
-        if let box = threadState?._withUnsafeGuaranteedRef({ $0.lookup(container: containerID, key: key) }) {
+        switch threadState?._withUnsafeGuaranteedRef({ $0.lookup(container: containerID, key: key) }) {
+        case .instance(let box):
             return box.value(as: Value.self)
+        case .factory(let registration) where !(frame?.contains(key, in: containerID) ?? false):
+            return try runTransient(registration, as: Value.self, key: key, parent: frame, threadState: threadState.unsafelyUnwrapped)
+        default:
+            return try _resolveBox(_AnyType(requested), parent: frame, cachesInThread: true).value(as: Value.self)
         }
-        return try _resolveBox(_AnyType(requested), context: context) { $0.copy(as: Value.self) }.value(as: Value.self)
     }
 
     /// Refuses resolves inside an open `resetCurrentContainer { }` and records "the running factory needs
     /// `requested`" for the dependency graph.
-    @inline(__always)
-    private func observe(_ requested: Any.Type, in context: _Context) throws(InjectionError) {
-        if let transaction = context.transaction, transaction.container === self, transaction.isOpen {
-            throw .resolvedDuringReset(_AnyType(requested), chain: (context.frame?.chain ?? []) + [_AnyType(requested)])
+    private func observe(_ requested: Any.Type, frame: _Frame?, transaction: _Transaction?) throws(InjectionError) {
+        if let transaction, transaction.container === self, transaction.isOpen {
+            throw .resolvedDuringReset(_AnyType(requested), chain: (frame?.chain ?? []) + [_AnyType(requested)], names: typeNames)
         }
-        if let frame = context.frame, frame.recordsEdges, frame.container == ObjectIdentifier(self) {
+        if let frame, frame.recordsEdges, frame.container == ObjectIdentifier(self) {
             frame.dependencies.append(_AnyType(requested))
+        }
+    }
+
+    /// Runs a transient's factory found in this thread's cache: no lock, no box. It is cached there
+    /// only once its edges are recorded and if it has no `postConstruction`; the caller checked the
+    /// chain for a cycle.
+    private func runTransient<Value>(
+        _ registration: _AnyRegistration, as _: Value.Type, key: ObjectIdentifier, parent: _Frame?,
+        threadState: Unmanaged<_ThreadState>
+    ) throws(InjectionError) -> Value {
+        let frame = _Frame(container: ObjectIdentifier(self), key: key, type: registration.type, parent: parent, recordsEdges: false)
+        do {
+            return try withExtendedLifetime(frame) {
+                try threadState._withUnsafeGuaranteedRef { state in
+                    try _Context.withThreadScope(_Scope(container: self, frame: frame, transaction: nil), in: state) {
+                        () throws(any Error) -> Value in try registration.make(as: Value.self)
+                    }
+                }
+            }
+        } catch let error as InjectionError {
+            throw error
+        } catch {
+            throw .factoryFailed(registration.type, chain: frame.chain, underlying: error, names: typeNames)
         }
     }
 
@@ -40,21 +69,18 @@ extension InjectionContainer {
     /// A miss claims the slot with a `_Build`, runs the factory outside the lock with a frame pushed on
     /// the chain, and caches the result only if the slot and scope are still the ones the build started
     /// in. Other resolutions of the same key wait for the build, unless waiting would close a cycle,
-    /// which is reported instead. `copyForThread`, when given, copies a hit into this thread's cache.
-    func _resolveBox(
-        _ requested: _AnyType, context: _Context?, copyForThread: ((_Box) -> _Box)?
-    ) throws(InjectionError) -> _Box {
+    /// which is reported instead. With `cachesInThread`, a hit is copied into this thread's cache.
+    func _resolveBox(_ requested: _AnyType, parent: _Frame?, cachesInThread: Bool) throws(InjectionError) -> _Box {
         let key = requested.id, containerID = ObjectIdentifier(self)
-        let parent = context?.frame
         while true {
             let step = try lock.withLock { () throws(InjectionError) -> Step in
                 guard let slot = slots[key] else {
-                    throw .notRegistered(requested, chain: (parent?.chain ?? []) + [requested])
+                    throw .notRegistered(requested, chain: (parent?.chain ?? []) + [requested], names: typeNames)
                 }
                 if let instance = slot.cached {
-                    if let copyForThread {
+                    if cachesInThread {
                         isInThreadCaches = true
-                        _ThreadState.currentOrNew.insert(container: containerID, key: key, box: copyForThread(instance))
+                        _ThreadState.currentOrNew.insert(container: containerID, key: key, .instance(instance.copy()))
                     }
                     return .hit(instance)
                 }
@@ -62,11 +88,17 @@ extension InjectionContainer {
                 if let failure = slot.failure { throw failure }
                 let registration = slot.registration
                 if let path = parent?.chain(from: key, in: containerID) {
-                    throw .cycle(registration.type, path: path + [registration.type])
+                    throw .cycle(registration.type, path: path + [registration.type], names: typeNames)
                 }
                 if registration.lifetime != .transient, let build = slot.build { return .wait(build) }
                 let frame = _Frame(container: containerID, key: key, type: registration.type, parent: parent, recordsEdges: slot.recordsEdges)
-                guard registration.lifetime != .transient else { return .run(slot, registration, frame, nil) }
+                guard registration.lifetime != .transient else {
+                    if cachesInThread && !slot.recordsEdges && !registration.hasPostConstruction {
+                        isInThreadCaches = true
+                        _ThreadState.currentOrNew.insert(container: containerID, key: key, .factory(registration))
+                    }
+                    return .run(slot, registration, frame, nil)
+                }
                 let build = _Build(owner: frame.root, container: containerID, key: key, type: registration.type, scope: scope)
                 slot.build = build
                 return .run(slot, registration, frame, build)
@@ -88,7 +120,7 @@ extension InjectionContainer {
     /// cannot close a cycle.
     private func wait(for build: _Build, key: ObjectIdentifier, frame: _Frame?) throws(InjectionError) {
         if let frame {
-            if let path = _WaitGraph.beginWaiting(frame, for: build) { throw .cycle(build.type, path: path) }
+            if let path = _WaitGraph.beginWaiting(frame, for: build) { throw .cycle(build.type, path: path, names: typeNames) }
         }
         defer { if let frame { _WaitGraph.endWaiting(frame) } }
         lock.withLock {
@@ -103,10 +135,9 @@ extension InjectionContainer {
     private func run(
         _ registration: _AnyRegistration, for key: ObjectIdentifier, in slot: _Slot, frame: _Frame, build: _Build?
     ) throws(InjectionError) -> _Box {
-        let context = _Context(container: self, frame: frame, transaction: nil, isTaskLocal: false)
-        var outcome = runUserCode(registration, frame: frame, context: context) { try registration.makeBox() }
+        var outcome = runUserCode(registration, frame: frame) { try registration.makeBox() }
         if case .success(let instance) = outcome, registration.lifetime == .weak, registration.object(in: instance) == nil {
-            outcome = .failure(.weakNeedsClass(registration.type, chain: frame.chain, instance: instance, registration: registration))
+            outcome = .failure(.weakNeedsClass(registration.type, chain: frame.chain, names: typeNames))
         }
         recordEdges(of: frame)
         lock.withLock {
@@ -125,7 +156,7 @@ extension InjectionContainer {
         }
         if case .success(let instance) = outcome, registration.hasPostConstruction {
             frame.root.deferred.append { [self] in
-                let finished = runUserCode(registration, frame: frame, context: context) { () throws -> _Box in
+                let finished = runUserCode(registration, frame: frame) { () throws -> _Box in
                     try registration.postConstruct(instance)
                     return instance
                 }
@@ -149,16 +180,17 @@ extension InjectionContainer {
         return try outcome.get()
     }
 
-    /// Runs a factory or `postConstruction` with `context` current; wraps what it throws.
+    /// Runs a factory or `postConstruction` with its frame as the thread's scope; wraps what it throws.
     private func runUserCode(
-        _ registration: _AnyRegistration, frame: _Frame, context: _Context, _ body: () throws -> _Box
+        _ registration: _AnyRegistration, frame: _Frame, _ body: () throws -> _Box
     ) -> Result<_Box, InjectionError> {
         do {
-            return .success(try _Context.withThreadScope(context) { () throws(any Error) -> _Box in try body() })
+            let scope = _Scope(container: self, frame: frame, transaction: nil)
+            return .success(try _Context.withThreadScope(scope) { () throws(any Error) -> _Box in try body() })
         } catch let error as InjectionError {
             return .failure(error)
         } catch {
-            return .failure(.factoryFailed(registration.type, chain: frame.chain, underlying: error))
+            return .failure(.factoryFailed(registration.type, chain: frame.chain, underlying: error, names: typeNames))
         }
     }
 }

@@ -31,6 +31,8 @@ public final class InjectionContainer: @unchecked Sendable {
     var edges: Set<InjectionGraph._Edge> = []
     /// Set on the throwaway copy that `verify()` resolves in.
     let verification: _Verification?
+    /// The readable names of the types registered here, for messages and the graph.
+    let typeNames: _TypeNames
     /// Weak references to evicted instances, for `liveInstancesFromPreviousScopes()`; guarded by `graphLock`.
     var retired: [_WeakReference] = []
     var isTrackingEvictions = _isDebugAssertConfiguration()
@@ -38,6 +40,7 @@ public final class InjectionContainer: @unchecked Sendable {
     /// Creates an empty container.
     public init() {
         verification = nil
+        typeNames = _TypeNames()
     }
 
     deinit {
@@ -58,6 +61,7 @@ public final class InjectionContainer: @unchecked Sendable {
 
     init(copying other: InjectionContainer, verification: _Verification?) {
         self.verification = verification
+        typeNames = _TypeNames(copying: other.typeNames)
         slots = other.lock.withLock { other.slots.mapValues { _Slot($0.registration) } }
     }
 
@@ -139,7 +143,8 @@ public final class InjectionContainer: @unchecked Sendable {
     /// - Throws: ``InjectionError`` when `type` is not registered, its factory (or the factory of a
     ///   dependency resolved with `try`) throws, or resolving it would need itself.
     public func resolve<Value>(_ type: Value.Type = Value.self) throws(InjectionError) -> Value {
-        try _resolve(type, as: Value.self, context: _Context.active, threadState: _ThreadState.current)
+        let context = _Context.active
+        return try _resolve(type, as: Value.self, frame: context?.frame, transaction: context?.transaction, threadState: _ThreadState.current)
     }
 
     /// Returns the instance registered for the typed key `Key`; throws instead of trapping.
@@ -148,7 +153,8 @@ public final class InjectionContainer: @unchecked Sendable {
     /// let cache = try container.resolve(CacheDatabase.self)   // a Database
     /// ```
     public func resolve<Key: InjectionKey>(_ key: Key.Type) throws(InjectionError) -> Key.Value {
-        try _resolve(key, as: Key.Value.self, context: _Context.active, threadState: _ThreadState.current)
+        let context = _Context.active
+        return try _resolve(key, as: Key.Value.self, frame: context?.frame, transaction: context?.transaction, threadState: _ThreadState.current)
     }
 
     // MARK: - Scope
@@ -206,7 +212,7 @@ public final class InjectionContainer: @unchecked Sendable {
     // MARK: - Internals
 
     func _register(_ registration: _AnyRegistration) {
-        _TypeName.noteRegistered(registration.type.type)
+        typeNames.noteRegistered(registration.type.type)
         let key = registration.type.id
         if let transaction = openTransaction(), transaction.record(.register(key, registration)) { return }
         mutate { $0.remove(slots.updateValue(_Slot(registration), forKey: key)) }
@@ -228,11 +234,11 @@ public final class InjectionContainer: @unchecked Sendable {
         for (registration, instance) in evictions.evicted {
             registration.disposable(in: instance)?.dispose()
         }
+        guard !evictions.evicted.isEmpty, graphLock.withLock({ isTrackingEvictions }) else { return }
         let retiring = evictions.evicted.compactMap { registration, instance in
             registration.object(in: instance).map { _WeakReference($0, type: registration.type) }
         }
         graphLock.withLock {
-            guard isTrackingEvictions else { return }
             retired.removeAll { $0.object == nil }
             retired += retiring
         }

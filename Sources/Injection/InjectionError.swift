@@ -59,49 +59,49 @@ public struct InjectionError: Error, CustomStringConvertible, Sendable {
 // MARK: - Messages
 
 extension InjectionError {
-    static func notRegistered(_ type: _AnyType, chain: [_AnyType]) -> InjectionError {
-        let name = type.name
+    static func notRegistered(_ type: _AnyType, chain: [_AnyType], names: _TypeNames) -> InjectionError {
+        let name = names.name(type)
         var hint = ""
         if let optional = type.type as? any _OptionalType.Type {
-            let wrapped = _TypeName.of(optional.wrappedType)
-            hint = " If you meant the non-optional type, write Inject(\(_TypeName.literal(wrapped)).self): " +
+            let wrapped = names.name(of: optional.wrappedType)
+            hint = " If you meant the non-optional type, write Inject(\(_TypeNames.literal(wrapped)).self): " +
                 "Inject() into an optional asks for \(name) itself."
         }
         return InjectionError(
-            kind: .notRegistered, typeName: name, chain: chain.map(\.name),
+            kind: .notRegistered, typeName: name, chain: chain.map(names.name),
             description: """
-            Injection: no registration for \(name)\(resolving(chain)). \
+            Injection: no registration for \(name)\(resolving(chain, names)). \
             Register it before it is resolved, e.g. at launch: \
-            InjectionManager.register(\(_TypeName.literal(name)).self) { ... }\(hint)
+            InjectionManager.register(\(_TypeNames.literal(name)).self) { ... }\(hint)
             """)
     }
 
-    static func cycle(_ type: _AnyType, path: [_AnyType]) -> InjectionError {
-        let names = path.map(\.name)
+    static func cycle(_ type: _AnyType, path: [_AnyType], names: _TypeNames) -> InjectionError {
+        let pathNames = path.map(names.name)
         return InjectionError(
-            kind: .cycle, typeName: type.name, chain: names,
+            kind: .cycle, typeName: names.name(type), chain: pathNames,
             description: """
-            Injection: dependency cycle: \(names.joined(separator: " → ")). \
+            Injection: dependency cycle: \(pathNames.joined(separator: " → ")). \
             Break it by removing one of these dependencies, or by setting the back-reference after \
             construction (register(_:lifetime:factory:postConstruction:)) or on first use (InjectLazy).
             """)
     }
 
-    static func factoryFailed(_ type: _AnyType, chain: [_AnyType], underlying: any Error) -> InjectionError {
-        let name = type.name
+    static func factoryFailed(_ type: _AnyType, chain: [_AnyType], underlying: any Error, names: _TypeNames) -> InjectionError {
+        let name = names.name(type)
         return InjectionError(
-            kind: .factoryFailed, typeName: name, chain: chain.map(\.name), underlyingError: underlying,
+            kind: .factoryFailed, typeName: name, chain: chain.map(names.name), underlyingError: underlying,
             description: """
-            Injection: the factory for \(name) threw \(underlying)\(resolving(chain)). \
+            Injection: the factory for \(name) threw \(underlying)\(resolving(chain, names)). \
             Nothing was cached, so the next resolve runs the factory again; \
             fix the factory or what it needs.
             """)
     }
 
-    static func resolvedDuringReset(_ type: _AnyType, chain: [_AnyType]) -> InjectionError {
-        let name = type.name
+    static func resolvedDuringReset(_ type: _AnyType, chain: [_AnyType], names: _TypeNames) -> InjectionError {
+        let name = names.name(type)
         return InjectionError(
-            kind: .resolvedDuringReset, typeName: name, chain: chain.map(\.name),
+            kind: .resolvedDuringReset, typeName: name, chain: chain.map(names.name),
             description: """
             Injection: \(name) was resolved inside resetCurrentContainer { }, before the new scope \
             exists. Only register inside the block; resolve after it returns.
@@ -109,14 +109,14 @@ extension InjectionError {
     }
 
     static func weakNeedsClass(
-        _ type: _AnyType, chain: [_AnyType], instance: _Box, registration: _AnyRegistration
+        _ type: _AnyType, chain: [_AnyType], names: _TypeNames
     ) -> InjectionError {
-        let name = type.name
+        let name = names.name(type)
         return InjectionError(
-            kind: .weakNeedsClass, typeName: name, chain: chain.map(\.name),
+            kind: .weakNeedsClass, typeName: name, chain: chain.map(names.name),
             description: """
             Injection: \(name) is registered with lifetime .weak, but its factory returned a value that \
-            is not a class instance\(resolving(chain)); only class instances can be held weakly. \
+            is not a class instance\(resolving(chain, names)); only class instances can be held weakly. \
             Register it .scoped or .transient, or return a class.
             """)
     }
@@ -132,7 +132,7 @@ extension InjectionError {
             """)
     }
 
-    private static func resolving(_ chain: [_AnyType]) -> String {
-        chain.count > 1 ? " (resolving \(chain.map(\.name).joined(separator: " → ")))" : ""
+    private static func resolving(_ chain: [_AnyType], _ names: _TypeNames) -> String {
+        chain.count > 1 ? " (resolving \(chain.map(names.name).joined(separator: " → ")))" : ""
     }
 }

@@ -48,10 +48,10 @@ public struct InjectionGraph: Sendable, CustomStringConvertible {
         let to: _AnyType
     }
 
-    init(registered: [(_AnyType, InjectionLifetime)], edges seen: Set<_Edge>) {
+    init(registered: [(_AnyType, InjectionLifetime)], edges seen: Set<_Edge>, names: _TypeNames) {
         var lifetimes: [String: InjectionLifetime?] = [:]
-        for (type, lifetime) in registered { lifetimes[type.name] = lifetime }
-        let edges = Set(seen.map { Edge(from: $0.from.name, to: $0.to.name) })
+        for (type, lifetime) in registered { lifetimes[names.name(type)] = lifetime }
+        let edges = Set(seen.map { Edge(from: names.name($0.from), to: names.name($0.to)) })
         for edge in edges where lifetimes[edge.to] == nil { lifetimes[edge.to] = .some(nil) }
         for edge in edges where lifetimes[edge.from] == nil { lifetimes[edge.from] = .some(nil) }
         nodes = lifetimes.map { Node(name: $0.key, lifetime: $0.value) }.sorted { $0.name < $1.name }

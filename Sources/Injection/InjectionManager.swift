@@ -26,17 +26,17 @@ public enum InjectionManager {
     @inline(__always)
     static func _resolveInCurrent<Value>(_ requested: Any.Type, as _: Value.Type) throws(InjectionError) -> Value {
         let state = _ThreadState.current
+        if let scope = state?._withUnsafeGuaranteedRef({ $0.scope }) {
+            return try scope.container._resolve(
+                requested, as: Value.self, frame: scope.frame, transaction: scope.transaction, threadState: state)
+        }
+        if _injection_context_count() != 0, let context = _Context.current {
+            return try context.container._resolve(
+                requested, as: Value.self, frame: context.frame, transaction: context.transaction, threadState: state)
+        }
         do {
-            if let context = state?._withUnsafeGuaranteedRef({ $0.context }) {
-                return try context._withUnsafeGuaranteedRef {
-                    try $0.container._resolve(requested, as: Value.self, context: $0, threadState: state)
-                }
-            }
-            if _injection_context_count() != 0, let context = _Context.current {
-                return try context.container._resolve(requested, as: Value.self, context: context, threadState: state)
-            }
             return try _shared._withUnsafeGuaranteedRef {
-                try $0._resolve(requested, as: Value.self, context: nil, threadState: state)
+                try $0._resolve(requested, as: Value.self, frame: nil, transaction: nil, threadState: state)
             }
         } catch {
             throw error as! InjectionError  // `_withUnsafeGuaranteedRef` rethrows untyped; `_resolve` throws only this.

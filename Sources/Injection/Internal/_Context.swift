@@ -2,8 +2,10 @@ import _InjectionAtomics
 
 /// What the current task resolves against: the bound container, the chain being resolved, an open reset.
 ///
-/// Stored in a task-local, so child tasks inherit it. Every live context is counted process-wide;
-/// while the count is zero, ``active`` answers `nil` without the (comparatively slow) task-local read.
+/// Stored in a task-local, so child tasks inherit it. Every live task-local context is counted
+/// process-wide; while the count is zero, ``active`` answers `nil` without the (comparatively slow)
+/// task-local read. Synchronous scopes also publish a `_Scope` in the thread's state, which the hot
+/// path reads first.
 final class _Context: Sendable {
     /// The container `InjectionManager` acts on.
     let container: InjectionContainer
@@ -11,11 +13,10 @@ final class _Context: Sendable {
     let frame: _Frame?
     /// The open `resetCurrentContainer { }` of `container`, if any.
     let transaction: _Transaction?
-
     /// Whether this context counts toward the process-wide count: only contexts a task-local can hold.
     private let isCounted: Bool
 
-    /// Creates a context; `isTaskLocal: false` for one published only in a thread's state.
+    /// Creates a context; `isTaskLocal: false` for a snapshot of a thread's scope.
     init(container: InjectionContainer, frame: _Frame?, transaction: _Transaction?, isTaskLocal: Bool = true) {
         self.container = container
         self.frame = frame
@@ -33,8 +34,8 @@ final class _Context: Sendable {
     /// The current context: the thread's synchronous scope, else the task-local one; skips the
     /// task-local read when no context exists anywhere in the process.
     static var active: _Context? {
-        if let context = _ThreadState.current?._withUnsafeGuaranteedRef({ $0.context }) {
-            return context.takeUnretainedValue()
+        if let scope = _ThreadState.current?._withUnsafeGuaranteedRef({ $0.scope }) {
+            return _Context(container: scope.container, frame: scope.frame, transaction: scope.transaction, isTaskLocal: false)
         }
         return _injection_context_count() == 0 ? nil : current
     }
@@ -44,28 +45,28 @@ final class _Context: Sendable {
     static func withSyncScope<Result, Failure: Error>(
         _ context: _Context, _ body: () throws(Failure) -> Result
     ) throws(Failure) -> Result {
-        let state = _ThreadState.currentOrNew
-        let outer = state.context
-        state.context = .passUnretained(context)
-        defer { state.context = outer }
-        return try withExtendedLifetime(context) { () throws(Failure) -> Result in
-            let result: Swift.Result<Result, Failure> = $current.withValue(context) {
-                do throws(Failure) { return .success(try body()) } catch { return .failure(error) }
+        try withExtendedLifetime(context) { () throws(Failure) -> Result in
+            try withThreadScope(_Scope(container: context.container, frame: context.frame, transaction: context.transaction)) {
+                () throws(Failure) -> Result in
+                let result: Swift.Result<Result, Failure> = $current.withValue(context) {
+                    do throws(Failure) { return .success(try body()) } catch { return .failure(error) }
+                }
+                return try result.get()
             }
-            return try result.get()
         }
     }
 
-    /// Runs the synchronous `body` with `context` current in this thread's state only: for factories,
+    /// Runs the synchronous `body` with `scope` current in this thread's state only: for factories,
     /// which run often. Tasks a factory creates inherit the caller's task-local context instead.
+    /// The caller keeps the scope's objects alive.
+    @inline(__always)
     static func withThreadScope<Result, Failure: Error>(
-        _ context: _Context, _ body: () throws(Failure) -> Result
+        _ scope: _Scope, in state: _ThreadState = _ThreadState.currentOrNew, _ body: () throws(Failure) -> Result
     ) throws(Failure) -> Result {
-        let state = _ThreadState.currentOrNew
-        let outer = state.context
-        state.context = .passUnretained(context)
-        defer { state.context = outer }
-        return try withExtendedLifetime(context) { () throws(Failure) -> Result in try body() }
+        let outer = state.scope
+        state.scope = scope
+        defer { state.scope = outer }
+        return try body()
     }
 
     /// Runs `body` with a context that keeps the current one's chain and open reset but binds `container`.
@@ -76,4 +77,11 @@ final class _Context: Sendable {
         let context = _Context(container: container, frame: outer?.frame, transaction: outer?.transaction)
         return try withSyncScope(context, body)
     }
+}
+
+/// A synchronous scope as a thread publishes it: unowned references, kept alive by whoever opened it.
+struct _Scope {
+    unowned(unsafe) let container: InjectionContainer
+    unowned(unsafe) let frame: _Frame?
+    unowned(unsafe) let transaction: _Transaction?
 }

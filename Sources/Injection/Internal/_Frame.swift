@@ -48,6 +48,17 @@ final class _Frame: @unchecked Sendable {
         return types.reversed()
     }
 
+    /// Whether a frame in the chain resolves `key` in `container`: would resolving it again be a cycle.
+    @inline(__always)
+    func contains(_ key: ObjectIdentifier, in container: ObjectIdentifier) -> Bool {
+        var frame: _Frame? = self
+        while let current = frame {
+            if current.key == key && current.container == container { return true }
+            frame = current.parent
+        }
+        return false
+    }
+
     /// The types from the frame that resolves `key` in `container` down to this one, or `nil` if no
     /// frame in the chain does.
     func chain(from key: ObjectIdentifier, in container: ObjectIdentifier) -> [_AnyType]? {

@@ -7,11 +7,22 @@ final class _Box: @unchecked Sendable {
     let storage: UnsafeMutableRawPointer
     private let witness: any _BoxWitness.Type
 
-    init<Value>(_ value: Value) {
+    /// Boxes `value`; `witness` must be `_TypedBoxWitness<Value>.self` (registrations keep theirs, so
+    /// making a box needs no generic-metadata lookup).
+    init<Value>(_ value: Value, witness: any _BoxWitness.Type) {
         let typed = UnsafeMutablePointer<Value>.allocate(capacity: 1)
         typed.initialize(to: value)
         storage = UnsafeMutableRawPointer(typed)
-        witness = _TypedBoxWitness<Value>.self  // A metatype: no allocation, unlike a closure.
+        self.witness = witness
+    }
+
+    convenience init<Value>(_ value: Value) {
+        self.init(value, witness: _TypedBoxWitness<Value>.self)
+    }
+
+    private init(storage: UnsafeMutableRawPointer, witness: any _BoxWitness.Type) {
+        self.storage = storage
+        self.witness = witness
     }
 
     deinit { witness.destroy(storage) }
@@ -23,15 +34,22 @@ final class _Box: @unchecked Sendable {
     }
 
     /// A new box holding a copy of this box's value.
-    func copy<Value>(as _: Value.Type) -> _Box { _Box(value(as: Value.self)) }
+    func copy() -> _Box { _Box(storage: witness.copy(storage), witness: witness) }
 }
 
-/// Destroys a box's storage without the box being generic.
+/// Copies and destroys a box's storage without the box being generic.
 protocol _BoxWitness {
+    static func copy(_ storage: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer
     static func destroy(_ storage: UnsafeMutableRawPointer)
 }
 
 enum _TypedBoxWitness<Value>: _BoxWitness {
+    static func copy(_ storage: UnsafeMutableRawPointer) -> UnsafeMutableRawPointer {
+        let copy = UnsafeMutablePointer<Value>.allocate(capacity: 1)
+        copy.initialize(to: storage.assumingMemoryBound(to: Value.self).pointee)
+        return UnsafeMutableRawPointer(copy)
+    }
+
     static func destroy(_ storage: UnsafeMutableRawPointer) {
         storage.assumingMemoryBound(to: Value.self).deinitialize(count: 1).deallocate()
     }
@@ -45,11 +63,20 @@ class _AnyRegistration: @unchecked Sendable {
     let type: _AnyType
     /// Whether `postConstruct(_:)` has anything to do.
     let hasPostConstruction: Bool
+    /// The factory, boxed as `@Sendable () throws -> Value`, so ``make(as:)`` can call it typed.
+    let factoryBox: _Box
 
-    init(lifetime: InjectionLifetime, type: _AnyType, hasPostConstruction: Bool) {
+    init(lifetime: InjectionLifetime, type: _AnyType, hasPostConstruction: Bool, factoryBox: _Box) {
         self.lifetime = lifetime
         self.type = type
         self.hasPostConstruction = hasPostConstruction
+        self.factoryBox = factoryBox
+    }
+
+    /// Runs the factory and returns its result unboxed; `Value` must be the registered value type.
+    @inline(__always)
+    func make<Value>(as _: Value.Type) throws -> Value {
+        try factoryBox.value(as: (@Sendable () throws -> Value).self)()
     }
 
     /// Runs the factory and boxes its result.
@@ -67,6 +94,7 @@ class _AnyRegistration: @unchecked Sendable {
 final class _Registration<Value>: _AnyRegistration, @unchecked Sendable {
     let factory: @Sendable () throws -> Value
     let postConstruction: (@Sendable (Value) throws -> Void)?
+    let witness: any _BoxWitness.Type = _TypedBoxWitness<Value>.self
 
     init(
         lifetime: InjectionLifetime, type: Any.Type, factory: @escaping @Sendable () throws -> Value,
@@ -74,11 +102,13 @@ final class _Registration<Value>: _AnyRegistration, @unchecked Sendable {
     ) {
         self.factory = factory
         self.postConstruction = postConstruction
-        super.init(lifetime: lifetime, type: _AnyType(type), hasPostConstruction: postConstruction != nil)
+        super.init(
+            lifetime: lifetime, type: _AnyType(type), hasPostConstruction: postConstruction != nil,
+            factoryBox: _Box(factory))
     }
 
     override func makeBox() throws -> _Box {
-        _Box(try factory())
+        _Box(try factory(), witness: witness)
     }
 
     override func postConstruct(_ box: _Box) throws {
@@ -91,7 +121,7 @@ final class _Registration<Value>: _AnyRegistration, @unchecked Sendable {
     }
 
     override func box(for object: AnyObject) -> _Box {
-        _Box(object as! Value)  // `object` is an instance this registration built, so the cast holds.
+        _Box(object as! Value, witness: witness)  // `object` is an instance this registration built.
     }
 
     override func disposable(in box: _Box) -> (any InjectionDisposable)? {

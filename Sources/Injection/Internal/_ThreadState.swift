@@ -21,13 +21,15 @@ final class _ThreadState: @unchecked Sendable {
     private struct Entry {
         var container: UInt
         var key: UInt
-        /// This thread's retained copy of the instance, or `nil` for an empty bucket.
-        var box: Unmanaged<_Box>?
+        /// This thread's retained copy of the instance (a `_Box`), or the registration of a transient
+        /// (an `_AnyRegistration`); `nil` for an empty bucket.
+        var box: Unmanaged<AnyObject>?
+        var isFactory: Bool
     }
 
-    /// The innermost synchronous scope's context on this thread, unretained (the scope keeps it alive).
+    /// The innermost synchronous scope on this thread (the scope keeps its objects alive).
     /// Owner thread only.
-    @exclusivity(unchecked) var context: Unmanaged<_Context>?
+    @exclusivity(unchecked) var scope: _Scope?
 
     /// Whether this thread is one of `verify()`'s workers. Owner thread only.
     var isVerificationWorker = false
@@ -41,7 +43,7 @@ final class _ThreadState: @unchecked Sendable {
     private init() {
         capacity = 16
         entries = .allocate(capacity: capacity)
-        entries.initialize(repeating: Entry(container: 0, key: 0, box: nil), count: capacity)
+        entries.initialize(repeating: Entry(container: 0, key: 0, box: nil, isFactory: false), count: capacity)
     }
 
     deinit {
@@ -94,18 +96,22 @@ final class _ThreadState: @unchecked Sendable {
 
     // MARK: - Lookup and insertion
 
-    /// This thread's box for `key` of `container`. The box is this thread's own copy, so retaining it
-    /// touches no shared cache line; returning a box, not an `Optional<Value>`, keeps unspecialized
-    /// callers from looking up generic metadata.
+    /// This thread's entry for `key` of `container`: its own copy of a cached instance, or the
+    /// registration of a transient. Retaining it touches no shared cache line (boxes are per thread;
+    /// registrations are only retained, never written). Returning an enum of classes, not an
+    /// `Optional<Value>`, keeps unspecialized callers from looking up generic metadata.
     @inline(__always)
-    func lookup(container: ObjectIdentifier, key: ObjectIdentifier) -> _Box? {
+    func lookup(container: ObjectIdentifier, key: ObjectIdentifier) -> _CacheHit? {
         let containerBits = UInt(bitPattern: container), keyBits = UInt(bitPattern: key)
-        return lock.withLock { () -> _Box? in
+        return lock.withLock { () -> _CacheHit? in
             let mask = capacity &- 1
             var index = Self.bucket(containerBits, keyBits, mask)
-            while let box = entries[index].box {
+            while let object = entries[index].box {
                 if entries[index].key == keyBits && entries[index].container == containerBits {
-                    return box.takeUnretainedValue()
+                    let hit = object.takeUnretainedValue()
+                    return entries[index].isFactory
+                        ? .factory(unsafeDowncast(hit, to: _AnyRegistration.self))
+                        : .instance(unsafeDowncast(hit, to: _Box.self))
                 }
                 index = (index &+ 1) & mask
             }
@@ -113,20 +119,25 @@ final class _ThreadState: @unchecked Sendable {
         }
     }
 
-    /// Caches `box` for `key` of `container`. Call only under the container's lock.
-    func insert(container: ObjectIdentifier, key: ObjectIdentifier, box: _Box) {
+    /// Caches `hit` for `key` of `container`. Call only under the container's lock.
+    func insert(container: ObjectIdentifier, key: ObjectIdentifier, _ hit: _CacheHit) {
         let containerBits = UInt(bitPattern: container), keyBits = UInt(bitPattern: key)
+        let (object, isFactory): (AnyObject, Bool) = switch hit {
+        case .instance(let box): (box, false)
+        case .factory(let registration): (registration, true)
+        }
         let replaced = lock.withLock { () -> AnyObject? in
             if (count + 1) * 2 > capacity { rehash(capacity: capacity * 2, removing: nil, into: nil) }
             var index = Self.bucket(containerBits, keyBits, capacity - 1)
             while let existing = entries[index].box {
                 if entries[index].key == keyBits && entries[index].container == containerBits {
-                    entries[index].box = .passRetained(box)
+                    entries[index].box = .passRetained(object)
+                    entries[index].isFactory = isFactory
                     return existing.takeRetainedValue()
                 }
                 index = (index + 1) & (capacity - 1)
             }
-            entries[index] = Entry(container: containerBits, key: keyBits, box: .passRetained(box))
+            entries[index] = Entry(container: containerBits, key: keyBits, box: .passRetained(object), isFactory: isFactory)
             count += 1
             return nil
         }
@@ -152,7 +163,7 @@ final class _ThreadState: @unchecked Sendable {
             return
         }
         entries = .allocate(capacity: newCapacity)
-        entries.initialize(repeating: Entry(container: 0, key: 0, box: nil), count: newCapacity)
+        entries.initialize(repeating: Entry(container: 0, key: 0, box: nil, isFactory: false), count: newCapacity)
         capacity = newCapacity
         count = 0
         for index in 0..<oldCapacity {
@@ -168,4 +179,12 @@ final class _ThreadState: @unchecked Sendable {
         }
         old.deallocate()
     }
+}
+
+/// What a thread's cache holds for a key.
+enum _CacheHit {
+    /// This thread's copy of a cached instance.
+    case instance(_Box)
+    /// A transient's registration, so its factory runs without the container's lock.
+    case factory(_AnyRegistration)
 }

@@ -4,33 +4,40 @@ struct _AnyType: @unchecked Sendable, Hashable {
     init(_ type: Any.Type) { self.type = type }
 
     var id: ObjectIdentifier { ObjectIdentifier(type) }
-    /// The readable name; see `_TypeName`.
-    var name: String { _TypeName.of(type) }
 
     static func == (lhs: _AnyType, rhs: _AnyType) -> Bool { lhs.id == rhs.id }
     func hash(into hasher: inout Hasher) { hasher.combine(id) }
 }
 
-/// Readable type names for messages and graphs.
+/// Readable type names for one container's messages and graph.
 ///
 /// A name is the one a user writes (`API`, `(String) -> Detail`), qualified by its module
-/// (`Payments.API`) only when another registered type has the same short name. Registering only
-/// remembers the type; names are worked out when a message or graph needs them.
-enum _TypeName {
-    private static let lock = _Lock()
-    nonisolated(unsafe) private static var registered: [ObjectIdentifier: Any.Type] = [:]
+/// (`Payments.API`) only when another type registered in the same container has the same short
+/// name. Registering only remembers the type; names are worked out when a message or graph needs them.
+final class _TypeNames: @unchecked Sendable {
+    private let lock = _Lock()
+    private var registered: [ObjectIdentifier: Any.Type] = [:]
     /// Short name → the qualified names of registered types with it; `nil` after a new registration.
-    nonisolated(unsafe) private static var qualifiedNames: [String: Set<String>]?
+    private var qualifiedNames: [String: Set<String>]?
+
+    init() {}
+
+    init(copying other: _TypeNames) {
+        registered = other.lock.withLock { other.registered }
+    }
 
     /// Remembers a registered type, so a later type with the same short name is told apart.
-    static func noteRegistered(_ type: Any.Type) {
+    func noteRegistered(_ type: Any.Type) {
         lock.withLock {
             if registered.updateValue(type, forKey: ObjectIdentifier(type)) == nil { qualifiedNames = nil }
         }
     }
 
     /// The readable name of `type`.
-    static func of(_ type: Any.Type) -> String {
+    func name(_ type: _AnyType) -> String { name(of: type.type) }
+
+    /// The readable name of `type`.
+    func name(of type: Any.Type) -> String {
         let short = String(describing: type), qualified = String(reflecting: type)
         let others = lock.withLock { () -> Set<String> in
             if qualifiedNames == nil {
