@@ -14,6 +14,7 @@ let package = Package(
         .target(name: "Injection", dependencies: ["_InjectionAtomics"]),
         .target(name: "InjectionTesting", dependencies: ["Injection"]),
         .testTarget(name: "InjectionTests", dependencies: ["Injection", "InjectionTesting"]),
+        .testTarget(name: "MigrationRecipesTests", dependencies: ["Injection", "InjectionTesting"]),
     ]
 )
 

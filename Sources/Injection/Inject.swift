@@ -20,11 +20,19 @@
 /// > chain that needed it, and says how to fix it. Use ``InjectionManager/resolve(_:)`` to handle
 /// > those failures instead.
 ///
-/// - Parameter type: The registered type. Omit it where the result's type is inferred.
+/// - Parameters:
+///   - type: The registered type. Omit it where the result's type is inferred.
+///   - isolation: The caller's actor, filled in by the compiler: it tells a `@MainActor` caller apart,
+///     so a main-actor factory can run right here.
 /// - Returns: The cached instance for `.scoped` and `.singleton` registrations, a new one for `.transient`.
-public func Inject<Value>(_ type: Value.Type = Value.self, file: StaticString = #fileID, line: UInt = #line) -> Value {
+public func Inject<Value>(
+    _ type: Value.Type = Value.self,
+    isolation: isolated (any Actor)? = #isolation,
+    file: StaticString = #fileID,
+    line: UInt = #line
+) -> Value {
     do {
-        return try InjectionManager._resolveInCurrent(type, as: Value.self)
+        return try InjectionManager._resolveInCurrent(type, as: Value.self, caller: isolation)
     } catch {
         InjectionManager._fail(error, file: file, line: line)
     }
@@ -37,10 +45,15 @@ public func Inject<Value>(_ type: Value.Type = Value.self, file: StaticString = 
 /// let db = Inject(PrimaryDatabase.self)              // a Database
 /// let sameDB: Database = Inject(PrimaryDatabase.self)
 /// ```
-/// See ``InjectionKey`` and ``Inject(_:file:line:)``.
-public func Inject<Key: InjectionKey>(_ key: Key.Type, file: StaticString = #fileID, line: UInt = #line) -> Key.Value {
+/// See ``InjectionKey`` and ``Inject(_:isolation:file:line:)``.
+public func Inject<Key: InjectionKey>(
+    _ key: Key.Type,
+    isolation: isolated (any Actor)? = #isolation,
+    file: StaticString = #fileID,
+    line: UInt = #line
+) -> Key.Value {
     do {
-        return try InjectionManager._resolveInCurrent(key, as: Key.Value.self)
+        return try InjectionManager._resolveInCurrent(key, as: Key.Value.self, caller: isolation)
     } catch {
         InjectionManager._fail(error, file: file, line: line)
     }

@@ -54,7 +54,9 @@ public final class InjectLazy<Value>: @unchecked Sendable {
         if let box = lock.withLock({ resolved }) { return box.value(as: Value.self) }
         let value = try _Context.withContainer(container) { () throws(InjectionError) -> Value in
             let context = _Context.active
-            return try container._resolve(requested, as: Value.self, frame: context?.frame, transaction: context?.transaction, threadState: _ThreadState.current)
+            return try container._resolve(
+                requested, as: Value.self, frame: context?.frame, transaction: context?.transaction,
+                threadState: _ThreadState.current, caller: nil)
         }
         return lock.withLock {
             if let resolved { return resolved.value(as: Value.self) }  // Another thread was first.

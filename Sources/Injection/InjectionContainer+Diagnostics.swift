@@ -18,6 +18,11 @@ extension InjectionContainer {
     /// instead of ending the process. That costs one parked thread per registration that fails this way
     /// (none when the graph is sound), so call `verify()` in tests or at launch in debug builds.
     ///
+    /// `async` and main-actor factories are not run (they need `await` or the main actor, which
+    /// verification's threads cannot offer); a synchronous factory that needs one of them is reported
+    /// (``InjectionError/Kind/asyncFactory``, ``InjectionError/Kind/wrongIsolation``), as it would fail
+    /// at run time off the main actor or before the type is prepared.
+    ///
     /// > Warning: Every factory runs once. Verify with factories that are cheap and free of side
     /// > effects, or register test doubles for the ones that are not.
     ///
@@ -27,10 +32,12 @@ extension InjectionContainer {
         let verification = _Verification()
         let copy = InjectionContainer(copying: self, verification: verification)
         // In name order, so the chains reported (and a cycle's starting point) are the same every run.
-        let types = copy.lock.withLock { copy.slots.values.map(\.registration.type) }
+        let types = copy.lock.withLock {
+            copy.slots.values.filter { !$0.registration.isAsync && !$0.registration.isMainActor }.map(\.registration.type)
+        }
             .map { (String(reflecting: $0.type), $0) }.sorted { $0.0 < $1.0 }.map(\.1)
         let problems = verification.run(types) { type throws(InjectionError) in
-            _ = try copy._resolveBox(type, parent: nil, cachesInThread: false)
+            _ = try copy._resolveBox(type, parent: nil, cachesInThread: false, onMainActor: false)
         }
         let seen = copy.graphLock.withLock { copy.edges }
         graphLock.withLock { edges.formUnion(seen) }

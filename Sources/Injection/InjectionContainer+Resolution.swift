@@ -1,12 +1,6 @@
 // MARK: - The resolution algorithm
 
 extension InjectionContainer {
-    private enum Step {
-        case hit(_Box)
-        case wait(_Build)
-        case run(_Slot, _AnyRegistration, _Frame, _Build?)
-    }
-
     /// Resolves `requested` (a type or an `InjectionKey`) as a `Value`.
     ///
     /// The fast path looks in this thread's cache and takes no lock another thread uses: a cached
@@ -16,7 +10,7 @@ extension InjectionContainer {
     @inline(__always)
     func _resolve<Value>(
         _ requested: Any.Type, as _: Value.Type, frame: _Frame?, transaction: _Transaction?,
-        threadState: Unmanaged<_ThreadState>?
+        threadState: Unmanaged<_ThreadState>?, caller: (any Actor)?
     ) throws(InjectionError) -> Value {
         if frame != nil || transaction != nil { try observe(requested, frame: frame, transaction: transaction) }
         let key = ObjectIdentifier(requested), containerID = ObjectIdentifier(self)
@@ -26,7 +20,9 @@ extension InjectionContainer {
         case .factory(let registration) where !(frame?.contains(key, in: containerID) ?? false):
             return try runTransient(registration, as: Value.self, key: key, parent: frame, threadState: threadState.unsafelyUnwrapped)
         default:
-            return try _resolveBox(_AnyType(requested), parent: frame, cachesInThread: true).value(as: Value.self)
+            let onMainActor = _MainActorCheck.isMainActor(caller)
+            return try _resolveBox(_AnyType(requested), parent: frame, cachesInThread: true, onMainActor: onMainActor)
+                .value(as: Value.self)
         }
     }
 
@@ -60,7 +56,8 @@ extension InjectionContainer {
         } catch let error as InjectionError {
             throw error
         } catch {
-            throw .factoryFailed(registration.type, chain: frame.chain, underlying: error, names: typeNames)
+            throw .refusal(error, type: registration.type, chain: frame.chain, names: typeNames)
+                ?? .factoryFailed(registration.type, chain: frame.chain, underlying: error, names: typeNames)
         }
     }
 
@@ -70,47 +67,77 @@ extension InjectionContainer {
     /// the chain, and caches the result only if the slot and scope are still the ones the build started
     /// in. Other resolutions of the same key wait for the build, unless waiting would close a cycle,
     /// which is reported instead. With `cachesInThread`, a hit is copied into this thread's cache.
-    func _resolveBox(_ requested: _AnyType, parent: _Frame?, cachesInThread: Bool) throws(InjectionError) -> _Box {
-        let key = requested.id, containerID = ObjectIdentifier(self)
+    ///
+    /// `onMainActor` says whether the caller is isolated to the main actor, so a main-actor factory
+    /// may run here.
+    func _resolveBox(
+        _ requested: _AnyType, parent: _Frame?, cachesInThread: Bool, onMainActor: Bool
+    ) throws(InjectionError) -> _Box {
+        let key = requested.id
         while true {
-            let step = try lock.withLock { () throws(InjectionError) -> Step in
-                guard let slot = slots[key] else {
-                    throw .notRegistered(requested, chain: (parent?.chain ?? []) + [requested], names: typeNames)
-                }
-                if let instance = slot.cached {
-                    if cachesInThread {
-                        isInThreadCaches = true
-                        _ThreadState.currentOrNew.insert(container: containerID, key: key, .instance(instance.copy()))
-                    }
-                    return .hit(instance)
-                }
-                if let object = slot.weakInstance?.object { return .hit(slot.registration.box(for: object)) }
-                if let failure = slot.failure { throw failure }
-                let registration = slot.registration
-                if let path = parent?.chain(from: key, in: containerID) {
-                    throw .cycle(registration.type, path: path + [registration.type], names: typeNames)
-                }
-                if registration.lifetime != .transient, let build = slot.build { return .wait(build) }
-                let frame = _Frame(container: containerID, key: key, type: registration.type, parent: parent, recordsEdges: slot.recordsEdges)
-                guard registration.lifetime != .transient else {
-                    if cachesInThread && !slot.recordsEdges && !registration.hasPostConstruction {
-                        isInThreadCaches = true
-                        _ThreadState.currentOrNew.insert(container: containerID, key: key, .factory(registration))
-                    }
-                    return .run(slot, registration, frame, nil)
-                }
-                let build = _Build(owner: frame.root, container: containerID, key: key, type: registration.type, scope: scope)
-                slot.build = build
-                return .run(slot, registration, frame, build)
-            }
-            switch step {
+            switch try step(for: requested, parent: parent, cachesInThread: cachesInThread, isAsync: false, onMainActor: onMainActor) {
             case .hit(let instance):
                 return instance
             case .wait(let build):
                 try wait(for: build, key: key, frame: parent)
             case .run(let slot, let registration, let frame, let build):
-                return try run(registration, for: key, in: slot, frame: frame, build: build)
+                var outcome = runUserCode(registration, frame: frame) { try registration.makeBox() }
+                finish(&outcome, registration, key: key, slot: slot, frame: frame, build: build, defersPostConstruction: true)
+                return try outcome.get()
             }
+        }
+    }
+
+    enum Step {
+        case hit(_Box)
+        case wait(_Build)
+        case run(_Slot, _AnyRegistration, _Frame, _Build?)
+    }
+
+    /// Under the lock: a hit, a build to wait for, or a claim to build `requested` in a new frame.
+    /// An async resolve's frame starts a resolution of its own (its build may run on another task).
+    func step(
+        for requested: _AnyType, parent: _Frame?, cachesInThread: Bool, isAsync: Bool, onMainActor: Bool
+    ) throws(InjectionError) -> Step {
+        let key = requested.id, containerID = ObjectIdentifier(self)
+        return try lock.withLock { () throws(InjectionError) -> Step in
+            guard let slot = slots[key] else {
+                throw .notRegistered(requested, chain: (parent?.chain ?? []) + [requested], names: typeNames)
+            }
+            if let instance = slot.cached {
+                if cachesInThread {
+                    isInThreadCaches = true
+                    _ThreadState.currentOrNew.insert(container: containerID, key: key, .instance(instance.copy()))
+                }
+                return .hit(instance)
+            }
+            if let object = slot.weakInstance?.object { return .hit(slot.registration.box(for: object)) }
+            if let failure = slot.failure { throw failure }
+            let registration = slot.registration
+            if let path = parent?.chain(from: key, in: containerID) {
+                throw .cycle(registration.type, path: path + [registration.type], names: typeNames)
+            }
+            if registration.isMainActor && !onMainActor {
+                throw .wrongIsolation(registration.type, chain: (parent?.chain ?? []) + [registration.type], names: typeNames)
+            }
+            if registration.isAsync && !isAsync {
+                // Never block a thread on async work: a synchronous resolve cannot build or wait for it.
+                throw .asyncFactory(registration.type, chain: (parent?.chain ?? []) + [registration.type], names: typeNames)
+            }
+            if registration.lifetime != .transient, let build = slot.build { return .wait(build) }
+            let frame = _Frame(
+                container: containerID, key: key, type: registration.type, parent: parent,
+                recordsEdges: slot.recordsEdges && !isAsync, isTaskRoot: isAsync)
+            guard registration.lifetime != .transient else {
+                if cachesInThread && !slot.recordsEdges && !registration.hasPostConstruction && !registration.isMainActor {
+                    isInThreadCaches = true
+                    _ThreadState.currentOrNew.insert(container: containerID, key: key, .factory(registration))
+                }
+                return .run(slot, registration, frame, nil)
+            }
+            let build = _Build(owner: frame.root, container: containerID, key: key, type: registration.type, scope: scope)
+            slot.build = build
+            return .run(slot, registration, frame, build)
         }
     }
 
@@ -128,34 +155,41 @@ extension InjectionContainer {
         }
     }
 
-    /// Runs the factory outside the lock and caches the instance if the build is still current.
+    /// Records the factory's edges, caches the instance if the build is still current, wakes the
+    /// build's waiters, and runs or defers `postConstruction`.
     ///
-    /// `postConstruction` is deferred to the end of the top-level resolve, when every instance of the
-    /// graph is cached, so a back-reference resolves whichever type of a cycle was asked for first.
-    private func run(
-        _ registration: _AnyRegistration, for key: ObjectIdentifier, in slot: _Slot, frame: _Frame, build: _Build?
-    ) throws(InjectionError) -> _Box {
-        var outcome = runUserCode(registration, frame: frame) { try registration.makeBox() }
+    /// `postConstruction` is deferred (when `defersPostConstruction`) to the end of the top-level
+    /// resolve, when every instance of the graph is cached, so a back-reference resolves whichever
+    /// type of a cycle was asked for first.
+    func finish(
+        _ outcome: inout Result<_Box, InjectionError>, _ registration: _AnyRegistration, key: ObjectIdentifier,
+        slot: _Slot, frame: _Frame, build: _Build?, defersPostConstruction: Bool
+    ) {
         if case .success(let instance) = outcome, registration.lifetime == .weak, registration.object(in: instance) == nil {
             outcome = .failure(.weakNeedsClass(registration.type, chain: frame.chain, names: typeNames))
         }
         recordEdges(of: frame)
-        lock.withLock {
-            if case .success = outcome, frame.recordsEdges { slot.recordsEdges = false }
-            guard let build else { return }
+        let result = outcome
+        let waiters = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            if case .success = result, frame.recordsEdges { slot.recordsEdges = false }
+            guard let build else { return [] }
             if slot.build === build { slot.build = nil }
             let isCurrent = slots[key] === slot && (registration.lifetime == .singleton || build.scope == scope)
-            if case .success(let instance) = outcome, isCurrent {
+            if case .success(let instance) = result, isCurrent {
                 if registration.lifetime == .weak {
                     slot.weakInstance = registration.object(in: instance).map { _WeakReference($0, type: registration.type) }
                 } else {
                     slot.cached = instance
                 }
             }
+            build.isFinished = true
             lock.broadcast()
+            defer { build.asyncWaiters = [] }
+            return build.asyncWaiters
         }
+        for waiter in waiters { waiter.resume() }
         if case .success(let instance) = outcome, registration.hasPostConstruction {
-            frame.root.deferred.append { [self] in
+            let postConstruct = { [self] () -> Result<_Box, InjectionError> in
                 let finished = runUserCode(registration, frame: frame) { () throws -> _Box in
                     try registration.postConstruct(instance)
                     return instance
@@ -168,20 +202,24 @@ extension InjectionContainer {
                 }
                 return finished
             }
+            if defersPostConstruction {
+                frame.root.deferred.append(postConstruct)
+            } else if case .failure(let error) = postConstruct() {
+                outcome = .failure(error)
+            }
         }
-        if frame.parent == nil {
-            // The top-level resolve: everything is cached now, so back-references resolve.
+        if frame.root === frame {
+            // The top of a resolution: everything is cached now, so back-references resolve.
             while !frame.deferred.isEmpty {
                 if case .failure(let error) = frame.deferred.removeFirst()(), case .success = outcome {
                     outcome = .failure(error)
                 }
             }
         }
-        return try outcome.get()
     }
 
     /// Runs a factory or `postConstruction` with its frame as the thread's scope; wraps what it throws.
-    private func runUserCode(
+    func runUserCode(
         _ registration: _AnyRegistration, frame: _Frame, _ body: () throws -> _Box
     ) -> Result<_Box, InjectionError> {
         do {
@@ -190,7 +228,8 @@ extension InjectionContainer {
         } catch let error as InjectionError {
             return .failure(error)
         } catch {
-            return .failure(.factoryFailed(registration.type, chain: frame.chain, underlying: error, names: typeNames))
+            return .failure(.refusal(error, type: registration.type, chain: frame.chain, names: typeNames)
+                ?? .factoryFailed(registration.type, chain: frame.chain, underlying: error, names: typeNames))
         }
     }
 }

@@ -1,6 +1,6 @@
 /// A registry of factories plus the instances of one resettable scope.
 ///
-/// Most code never names a container: ``InjectionManager`` and ``Inject(_:file:line:)`` act on
+/// Most code never names a container: ``InjectionManager`` and ``Inject(_:isolation:file:line:)`` act on
 /// ``InjectionManager/currentContainer``, the process-wide container unless a task bound another with
 /// ``InjectionManager/withContainer(_:operation:)``. Use a container directly for isolated tests,
 /// previews, or to carry one to a thread outside structured concurrency.
@@ -142,9 +142,13 @@ public final class InjectionContainer: @unchecked Sendable {
     /// ```
     /// - Throws: ``InjectionError`` when `type` is not registered, its factory (or the factory of a
     ///   dependency resolved with `try`) throws, or resolving it would need itself.
-    public func resolve<Value>(_ type: Value.Type = Value.self) throws(InjectionError) -> Value {
+    public func resolve<Value>(
+        _ type: Value.Type = Value.self, isolation: isolated (any Actor)? = #isolation
+    ) throws(InjectionError) -> Value {
         let context = _Context.active
-        return try _resolve(type, as: Value.self, frame: context?.frame, transaction: context?.transaction, threadState: _ThreadState.current)
+        return try _resolve(
+            type, as: Value.self, frame: context?.frame, transaction: context?.transaction,
+            threadState: _ThreadState.current, caller: isolation)
     }
 
     /// Returns the instance registered for the typed key `Key`; throws instead of trapping.
@@ -152,9 +156,13 @@ public final class InjectionContainer: @unchecked Sendable {
     /// ```swift
     /// let cache = try container.resolve(CacheDatabase.self)   // a Database
     /// ```
-    public func resolve<Key: InjectionKey>(_ key: Key.Type) throws(InjectionError) -> Key.Value {
+    public func resolve<Key: InjectionKey>(
+        _ key: Key.Type, isolation: isolated (any Actor)? = #isolation
+    ) throws(InjectionError) -> Key.Value {
         let context = _Context.active
-        return try _resolve(key, as: Key.Value.self, frame: context?.frame, transaction: context?.transaction, threadState: _ThreadState.current)
+        return try _resolve(
+            key, as: Key.Value.self, frame: context?.frame, transaction: context?.transaction,
+            threadState: _ThreadState.current, caller: isolation)
     }
 
     // MARK: - Scope

@@ -1,6 +1,6 @@
 /// Why a resolution failed: which type, the chain of types being resolved, and how to fix it.
 ///
-/// ``InjectionManager/resolve(_:)`` throws it; ``Inject(_:file:line:)`` traps with its ``description``.
+/// ``InjectionManager/resolve(_:)`` throws it; ``Inject(_:isolation:file:line:)`` traps with its ``description``.
 ///
 /// ```swift
 /// do {
@@ -24,6 +24,10 @@ public struct InjectionError: Error, CustomStringConvertible, Sendable {
         public static let factoryFailed = Kind(description: "factoryFailed")
         /// A resolve ran inside `resetCurrentContainer { }`, before the new scope was committed.
         public static let resolvedDuringReset = Kind(description: "resolvedDuringReset")
+        /// A `@MainActor` factory had to run, synchronously, off the main actor.
+        public static let wrongIsolation = Kind(description: "wrongIsolation")
+        /// An `async` factory had to run in a synchronous resolve, before it was built.
+        public static let asyncFactory = Kind(description: "asyncFactory")
         /// A `.weak` registration's factory returned a value that is not a class instance.
         public static let weakNeedsClass = Kind(description: "weakNeedsClass")
         /// ``InjectionContainer/verify()`` found problems; ``InjectionError/problems`` lists each one.
@@ -119,6 +123,39 @@ extension InjectionError {
             is not a class instance\(resolving(chain, names)); only class instances can be held weakly. \
             Register it .scoped or .transient, or return a class.
             """)
+    }
+
+    static func wrongIsolation(_ type: _AnyType, chain: [_AnyType], names: _TypeNames) -> InjectionError {
+        let name = names.name(type)
+        return InjectionError(
+            kind: .wrongIsolation, typeName: name, chain: chain.map(names.name),
+            description: """
+            Injection: \(name) is registered with isolation: MainActor, but it was resolved synchronously \
+            off the main actor\(resolving(chain, names)), so its factory cannot run. Resolve it from \
+            @MainActor code, or with `await InjectionManager.resolveAsync(\(_TypeNames.literal(name)).self)`, \
+            which hops to the main actor.
+            """)
+    }
+
+    static func asyncFactory(_ type: _AnyType, chain: [_AnyType], names: _TypeNames) -> InjectionError {
+        let name = names.name(type)
+        let literal = _TypeNames.literal(name)
+        return InjectionError(
+            kind: .asyncFactory, typeName: name, chain: chain.map(names.name),
+            description: """
+            Injection: \(name) has an async factory and is not built yet, so it cannot be resolved \
+            synchronously\(resolving(chain, names)). Build it first: `try await InjectionManager.prepare(\(literal).self)` \
+            at launch (then Inject() returns the cached instance), or resolve it with \
+            `await InjectionManager.resolveAsync(\(literal).self)`.
+            """)
+    }
+
+    /// The error for a factory's refusal to run, or `nil` if `error` is not one.
+    static func refusal(_ error: any Error, type: _AnyType, chain: [_AnyType], names: _TypeNames) -> InjectionError? {
+        switch error as? _FactoryRefusal {
+        case .needsAsync: .asyncFactory(type, chain: chain, names: names)
+        case nil: nil
+        }
     }
 
     static func verificationFailed(_ problems: [InjectionError], registrations: Int) -> InjectionError {

@@ -24,19 +24,21 @@ public enum InjectionManager {
     /// Resolves from the current container without retaining anything shared: the synchronous scope's
     /// context from the thread's state, else the task-local context, else the process-wide container.
     @inline(__always)
-    static func _resolveInCurrent<Value>(_ requested: Any.Type, as _: Value.Type) throws(InjectionError) -> Value {
+    static func _resolveInCurrent<Value>(
+        _ requested: Any.Type, as _: Value.Type, caller: (any Actor)?
+    ) throws(InjectionError) -> Value {
         let state = _ThreadState.current
         if let scope = state?._withUnsafeGuaranteedRef({ $0.scope }) {
             return try scope.container._resolve(
-                requested, as: Value.self, frame: scope.frame, transaction: scope.transaction, threadState: state)
+                requested, as: Value.self, frame: scope.frame, transaction: scope.transaction, threadState: state, caller: caller)
         }
         if _injection_context_count() != 0, let context = _Context.current {
             return try context.container._resolve(
-                requested, as: Value.self, frame: context.frame, transaction: context.transaction, threadState: state)
+                requested, as: Value.self, frame: context.frame, transaction: context.transaction, threadState: state, caller: caller)
         }
         do {
             return try _shared._withUnsafeGuaranteedRef {
-                try $0._resolve(requested, as: Value.self, frame: nil, transaction: nil, threadState: state)
+                try $0._resolve(requested, as: Value.self, frame: nil, transaction: nil, threadState: state, caller: caller)
             }
         } catch {
             throw error as! InjectionError  // `_withUnsafeGuaranteedRef` rethrows untyped; `_resolve` throws only this.
@@ -111,13 +113,17 @@ public enum InjectionManager {
     /// ```
     /// Factories that resolve their dependencies with `try` let a failure deep in the graph reach
     /// the caller with the whole chain. See ``InjectionContainer/resolve(_:)``.
-    public static func resolve<Value>(_ type: Value.Type = Value.self) throws(InjectionError) -> Value {
-        try _resolveInCurrent(type, as: Value.self)
+    public static func resolve<Value>(
+        _ type: Value.Type = Value.self, isolation: isolated (any Actor)? = #isolation
+    ) throws(InjectionError) -> Value {
+        try _resolveInCurrent(type, as: Value.self, caller: isolation)
     }
 
     /// Returns the instance registered for the typed key `Key`; throws instead of trapping.
-    public static func resolve<Key: InjectionKey>(_ key: Key.Type) throws(InjectionError) -> Key.Value {
-        try _resolveInCurrent(key, as: Key.Value.self)
+    public static func resolve<Key: InjectionKey>(
+        _ key: Key.Type, isolation: isolated (any Actor)? = #isolation
+    ) throws(InjectionError) -> Key.Value {
+        try _resolveInCurrent(key, as: Key.Value.self, caller: isolation)
     }
 
     // MARK: - Scope
@@ -170,5 +176,88 @@ public enum InjectionManager {
     /// See ``InjectionContainer/liveInstancesFromPreviousScopes()``.
     public static func liveInstancesFromPreviousScopes() -> [String] {
         currentContainer.liveInstancesFromPreviousScopes()
+    }
+
+    // MARK: - Concurrency
+
+    /// Registers a factory isolated to the main actor, for `@MainActor` types, in the current container.
+    ///
+    /// ```swift
+    /// InjectionManager.register(ProfileViewModel.self, isolation: MainActor.shared) { ProfileViewModel() }
+    /// ```
+    /// See ``InjectionContainer/register(_:lifetime:isolation:factory:postConstruction:)-(Value.Type,_,_,_,_)``.
+    public static func register<Value>(
+        _ type: Value.Type,
+        lifetime: InjectionLifetime = .scoped,
+        isolation: MainActor,
+        factory: @escaping @MainActor @Sendable () throws -> Value,
+        postConstruction: (@Sendable (Value) throws -> Void)? = nil
+    ) {
+        currentContainer.register(type, lifetime: lifetime, isolation: isolation, factory: factory, postConstruction: postConstruction)
+    }
+
+    /// Registers an `async` factory in the current container.
+    ///
+    /// ```swift
+    /// InjectionManager.register(Store.self) { await LiveStore.open() }
+    /// ```
+    /// See ``InjectionContainer/register(_:lifetime:factory:)-(Value.Type,_,_)``.
+    public static func register<Value>(
+        _ type: Value.Type,
+        lifetime: InjectionLifetime = .scoped,
+        factory: @escaping @Sendable () async throws -> Value
+    ) {
+        currentContainer.register(type, lifetime: lifetime, factory: factory)
+    }
+
+    /// Registers a main-actor factory for the typed key `Key` in the current container.
+    public static func register<Key: InjectionKey>(
+        _ key: Key.Type,
+        lifetime: InjectionLifetime = .scoped,
+        isolation: MainActor,
+        factory: @escaping @MainActor @Sendable () throws -> Key.Value,
+        postConstruction: (@Sendable (Key.Value) throws -> Void)? = nil
+    ) {
+        currentContainer.register(key, lifetime: lifetime, isolation: isolation, factory: factory, postConstruction: postConstruction)
+    }
+
+    /// Registers an `async` factory for the typed key `Key` in the current container.
+    public static func register<Key: InjectionKey>(
+        _ key: Key.Type,
+        lifetime: InjectionLifetime = .scoped,
+        factory: @escaping @Sendable () async throws -> Key.Value
+    ) {
+        currentContainer.register(key, lifetime: lifetime, factory: factory)
+    }
+
+    /// Returns the instance registered for `type`, running async factories and hopping to the main
+    /// actor for main-actor ones.
+    ///
+    /// ```swift
+    /// let store: Store = try await InjectionManager.resolveAsync()
+    /// ```
+    /// See ``InjectionContainer/resolveAsync(_:)-(Value.Type)``.
+    public static func resolveAsync<Value>(_ type: Value.Type = Value.self) async throws(InjectionError) -> Value {
+        try await currentContainer.resolveAsync(type)
+    }
+
+    /// Returns the instance registered for the typed key `Key`, running async factories.
+    public static func resolveAsync<Key: InjectionKey>(_ key: Key.Type) async throws(InjectionError) -> Key.Value {
+        try await currentContainer.resolveAsync(key)
+    }
+
+    /// Builds `type` now, so later `Inject()` calls find it cached: warm async factories at launch.
+    ///
+    /// ```swift
+    /// try await InjectionManager.prepare(Store.self)
+    /// let store: Store = Inject()   // the prepared instance
+    /// ```
+    public static func prepare<Value>(_ type: Value.Type) async throws(InjectionError) {
+        try await currentContainer.prepare(type)
+    }
+
+    /// Builds the instance for the typed key `Key` now; see ``prepare(_:)-(Value.Type)``.
+    public static func prepare<Key: InjectionKey>(_ key: Key.Type) async throws(InjectionError) {
+        try await currentContainer.prepare(key)
     }
 }

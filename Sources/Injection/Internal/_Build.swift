@@ -1,5 +1,8 @@
 /// A cached instance being built by one resolution while others wait for it.
-final class _Build: Sendable {
+///
+/// Threads wait on the container's condition; tasks suspend in `asyncWaiters` instead of blocking a
+/// thread. Both are woken when the build finishes, even if a reset abandoned it meanwhile.
+final class _Build: @unchecked Sendable {
     /// The root frame of the resolution building it.
     let owner: _Frame
     let container: ObjectIdentifier
@@ -7,6 +10,10 @@ final class _Build: Sendable {
     let type: _AnyType
     /// The container's scope number when the build started.
     let scope: UInt64
+    /// Guarded by the container's lock.
+    var isFinished = false
+    /// Tasks waiting for this build; guarded by the container's lock.
+    var asyncWaiters: [CheckedContinuation<Void, Never>] = []
 
     init(owner: _Frame, container: ObjectIdentifier, key: ObjectIdentifier, type: _AnyType, scope: UInt64) {
         self.owner = owner

@@ -13,6 +13,9 @@ final class _Frame: @unchecked Sendable {
     let recordsEdges: Bool
     /// What this factory resolved from `container`. Touched only by the thread running the factory.
     var dependencies: [_AnyType] = []
+    /// Whether this frame starts a resolution of its own (an async resolve's build), though it has a
+    /// parent for the chain: the wait-for graph and deferred work stop here.
+    let isTaskRoot: Bool
 
     // MARK: Root frames only
 
@@ -22,18 +25,22 @@ final class _Frame: @unchecked Sendable {
     /// so a back-reference to any type of the graph finds it. Touched only by the resolving thread.
     var deferred: [() -> Result<_Box, InjectionError>] = []
 
-    init(container: ObjectIdentifier, key: ObjectIdentifier, type: _AnyType, parent: _Frame?, recordsEdges: Bool) {
+    init(
+        container: ObjectIdentifier, key: ObjectIdentifier, type: _AnyType, parent: _Frame?, recordsEdges: Bool,
+        isTaskRoot: Bool = false
+    ) {
         self.container = container
         self.key = key
         self.type = type
         self.parent = parent
         self.recordsEdges = recordsEdges
+        self.isTaskRoot = isTaskRoot
     }
 
     /// The outermost frame of this resolution.
     var root: _Frame {
         var frame = self
-        while let parent = frame.parent { frame = parent }
+        while !frame.isTaskRoot, let parent = frame.parent { frame = parent }
         return frame
     }
 

@@ -10,6 +10,8 @@ import Android
 #else
 #error("Injection: no pthreads on this platform; port _Lock before building.")
 #endif
+import Dispatch
+import _InjectionAtomics
 
 /// A mutex with a condition variable, reached only through ``withLock(_:)``.
 ///
@@ -144,5 +146,23 @@ enum _Thread {
             while true { lock.wait() }
         }
         fatalError("Injection: a parked thread woke up")
+    }
+}
+
+/// Whether the running code is isolated to the main actor, without the crash of `assumeIsolated`.
+enum _MainActorCheck {
+    private static let key = DispatchSpecificKey<Bool>()
+    private static let isInstalled: Bool = {
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return true
+    }()
+
+    /// The caller's static isolation (`#isolation`) when the compiler knows it; otherwise whether this
+    /// runs on the main thread or on the main dispatch queue, which is the main actor's executor
+    /// (under some test runners a thread other than the main one drains it).
+    static func isMainActor(_ caller: (any Actor)?) -> Bool {
+        if let caller { return (caller as AnyObject) === MainActor.shared }
+        _ = isInstalled
+        return _injection_is_main_thread() || DispatchQueue.getSpecific(key: key) == true
     }
 }

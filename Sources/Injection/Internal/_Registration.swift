@@ -63,15 +63,28 @@ class _AnyRegistration: @unchecked Sendable {
     let type: _AnyType
     /// Whether `postConstruct(_:)` has anything to do.
     let hasPostConstruction: Bool
-    /// The factory, boxed as `@Sendable () throws -> Value`, so ``make(as:)`` can call it typed.
+    /// The factory, boxed as `@Sendable () throws -> Value`, so ``make(as:)`` can call it typed. For a
+    /// main-actor factory it checks the thread first; for an async one it always throws `.needsAsync`.
     let factoryBox: _Box
+    /// Whether the factory must run on the main actor.
+    let isMainActor: Bool
+    /// Whether the factory is `async`, so only `resolveAsync` can run it.
+    let isAsync: Bool
 
-    init(lifetime: InjectionLifetime, type: _AnyType, hasPostConstruction: Bool, factoryBox: _Box) {
+    init(
+        lifetime: InjectionLifetime, type: _AnyType, hasPostConstruction: Bool, factoryBox: _Box,
+        isMainActor: Bool, isAsync: Bool
+    ) {
         self.lifetime = lifetime
         self.type = type
         self.hasPostConstruction = hasPostConstruction
         self.factoryBox = factoryBox
+        self.isMainActor = isMainActor
+        self.isAsync = isAsync
     }
+
+    /// Runs the factory in an async context: hops to the main actor or awaits as needed.
+    func makeBoxAsync() async throws -> _Box { fatalError("Injection: overridden by _Registration") }
 
     /// Runs the factory and returns its result unboxed; `Value` must be the registered value type.
     @inline(__always)
@@ -93,22 +106,67 @@ class _AnyRegistration: @unchecked Sendable {
 
 final class _Registration<Value>: _AnyRegistration, @unchecked Sendable {
     let factory: @Sendable () throws -> Value
+    let asyncFactory: (@Sendable () async throws -> Value)?
+    let mainActorFactory: (@MainActor @Sendable () throws -> Value)?
     let postConstruction: (@Sendable (Value) throws -> Void)?
     let witness: any _BoxWitness.Type = _TypedBoxWitness<Value>.self
 
+    /// A synchronous factory that runs wherever it is resolved.
     init(
         lifetime: InjectionLifetime, type: Any.Type, factory: @escaping @Sendable () throws -> Value,
         postConstruction: (@Sendable (Value) throws -> Void)?
     ) {
         self.factory = factory
+        self.asyncFactory = nil
+        self.mainActorFactory = nil
         self.postConstruction = postConstruction
         super.init(
             lifetime: lifetime, type: _AnyType(type), hasPostConstruction: postConstruction != nil,
-            factoryBox: _Box(factory))
+            factoryBox: _Box(factory), isMainActor: false, isAsync: false)
+    }
+
+    /// A synchronous factory isolated to the main actor: runs right away on the main thread, refuses
+    /// other threads with a clear error, and `resolveAsync` hops to the main actor for it.
+    init(
+        lifetime: InjectionLifetime, type: Any.Type, mainActorFactory: @escaping @MainActor @Sendable () throws -> Value,
+        postConstruction: (@Sendable (Value) throws -> Void)?
+    ) {
+        let factory: @Sendable () throws -> Value = {
+            // Runs only after `step` saw a main-actor caller; the value stays on the main actor here.
+            try MainActor.assumeIsolated { _Unchecked(try mainActorFactory()) }.value
+        }
+        self.factory = factory
+        self.asyncFactory = nil
+        self.mainActorFactory = mainActorFactory
+        self.postConstruction = postConstruction
+        super.init(
+            lifetime: lifetime, type: _AnyType(type), hasPostConstruction: postConstruction != nil,
+            factoryBox: _Box(factory), isMainActor: true, isAsync: false)
+    }
+
+    /// An async factory: only `resolveAsync` and `prepare` can run it.
+    init(lifetime: InjectionLifetime, type: Any.Type, asyncFactory: @escaping @Sendable () async throws -> Value) {
+        let factory: @Sendable () throws -> Value = { throw _FactoryRefusal.needsAsync }
+        self.factory = factory
+        self.asyncFactory = asyncFactory
+        self.mainActorFactory = nil
+        self.postConstruction = nil
+        super.init(
+            lifetime: lifetime, type: _AnyType(type), hasPostConstruction: false,
+            factoryBox: _Box(factory), isMainActor: false, isAsync: true)
     }
 
     override func makeBox() throws -> _Box {
         _Box(try factory(), witness: witness)
+    }
+
+    override func makeBoxAsync() async throws -> _Box {
+        if let asyncFactory { return _Box(try await asyncFactory(), witness: witness) }
+        if let mainActorFactory {
+            let value = try await MainActor.run { _Unchecked(try mainActorFactory()) }.value
+            return _Box(value, witness: witness)
+        }
+        return try makeBox()
     }
 
     override func postConstruct(_ box: _Box) throws {
@@ -164,4 +222,17 @@ final class _Slot {
         if let object = weakInstance?.object { return registration.box(for: object) }
         return nil
     }
+}
+
+/// Why a factory refused to run where it was asked to; the container turns it into an `InjectionError`.
+enum _FactoryRefusal: Error {
+    /// An async factory was asked to run synchronously.
+    case needsAsync
+}
+
+/// Carries a value across an isolation boundary the compiler cannot see is safe: only for values
+/// that are handed over exactly once, from the task that made them to the one that waits for them.
+struct _Unchecked<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
 }

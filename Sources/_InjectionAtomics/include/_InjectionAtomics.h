@@ -11,3 +11,9 @@ intptr_t _injection_context_count(void);
 void _injection_context_count_add(intptr_t delta);
 
 #endif
+
+#ifndef INJECTION_MAIN_THREAD_H
+#define INJECTION_MAIN_THREAD_H
+/// Whether the calling thread is the process's main thread (where the main actor runs).
+_Bool _injection_is_main_thread(void);
+#endif
