@@ -183,6 +183,7 @@ extension InjectionContainer {
                 }
             }
             build.isFinished = true
+            _WaitGraph.finished(build)  // Lock order: container → wait graph.
             lock.broadcast()
             defer { build.asyncWaiters = [] }
             return build.asyncWaiters

@@ -29,8 +29,7 @@ public enum InjectionManager {
     ) throws(InjectionError) -> Value {
         let state = _ThreadState.current
         if let scope = state?._withUnsafeGuaranteedRef({ $0.scope }) {
-            return try scope.container._resolve(
-                requested, as: Value.self, frame: scope.frame, transaction: scope.transaction, threadState: state, caller: caller)
+            return try scope.resolve(requested, as: Value.self, threadState: state, caller: caller)
         }
         if _injection_context_count() != 0, let context = _Context.current {
             return try context.container._resolve(

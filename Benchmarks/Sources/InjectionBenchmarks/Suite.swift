@@ -22,6 +22,7 @@ struct Suite {
         static let direct = "direct construction"
         static let processWide = "Injection, process-wide"
         static let isolated = "Injection, withContainer"
+        static let inFactory = "Injection, inside a factory"
     }
 
     enum Key {
@@ -92,6 +93,9 @@ struct Suite {
             let s = Key.isolated
             row(s, Library.processWide) { timed($0, InjectionScenarios.cachedLoop) }
             row(s, Library.isolated) { timed($0, InjectionScenarios.isolatedLoop) }
+            // Inside a running factory every resolve carries the resolution chain that cycle detection
+            // follows: the cost of cycle detection (and of graph recording) shows here, if it has any.
+            row(s, Library.inFactory) { timed($0, InjectionScenarios.inFactoryLoop) }
             // The baselines of scenario 1 (same operation), when it ran.
             report.references[s] = (Library.baselineB, Library.floor)
             report.referenceScenario[s] = Key.cached

@@ -14,6 +14,9 @@ final class _Build: @unchecked Sendable {
     var isFinished = false
     /// Tasks waiting for this build; guarded by the container's lock.
     var asyncWaiters: [CheckedContinuation<Void, Never>] = []
+    /// The same as `isFinished`, guarded by `_WaitGraph`'s lock: a waiter's edge to a finished build is
+    /// stale (it is about to wake) and must not make a cycle.
+    fileprivate var isFinishedInGraph = false
 
     init(owner: _Frame, container: ObjectIdentifier, key: ObjectIdentifier, type: _AnyType, scope: UInt64) {
         self.owner = owner
@@ -44,13 +47,18 @@ enum _WaitGraph {
                     path.append(build.type)
                     return path
                 }
-                guard let (next, ownerFrame) = owner.waiting else { break }
+                guard let (next, ownerFrame) = owner.waiting, !next.isFinishedInGraph else { break }
                 path += ownerFrame.chain(from: wanted.key, in: wanted.container) ?? [wanted.type]
                 wanted = next
             }
             resolver.waiting = (build, frame)
             return nil
         }
+    }
+
+    /// Marks `build` finished for the graph; call before its waiters are woken.
+    static func finished(_ build: _Build) {
+        lock.withLock { build.isFinishedInGraph = true }
     }
 
     /// Clears the wait recorded by ``beginWaiting(_:for:)``.

@@ -79,9 +79,42 @@ final class _Context: Sendable {
     }
 }
 
-/// A synchronous scope as a thread publishes it: unowned references, kept alive by whoever opened it.
+/// A synchronous scope as a thread publishes it: unretained references, kept alive by whoever opened it.
 struct _Scope {
-    unowned(unsafe) let container: InjectionContainer
-    unowned(unsafe) let frame: _Frame?
-    unowned(unsafe) let transaction: _Transaction?
+    private let _container: Unmanaged<InjectionContainer>
+    private let _frame: Unmanaged<_Frame>?
+    private let _transaction: Unmanaged<_Transaction>?
+
+    init(container: InjectionContainer, frame: _Frame?, transaction: _Transaction?) {
+        _container = .passUnretained(container)
+        _frame = frame.map { .passUnretained($0) }
+        _transaction = transaction.map { .passUnretained($0) }
+    }
+
+    var container: InjectionContainer { _container.takeUnretainedValue() }
+    var frame: _Frame? { _frame?.takeUnretainedValue() }
+    var transaction: _Transaction? { _transaction?.takeUnretainedValue() }
+
+    /// Resolves in the scope's container with its frame, borrowing the references instead of
+    /// retaining them: every resolve inside a factory goes through here.
+    @inline(__always)
+    func resolve<Value>(
+        _ requested: Any.Type, as _: Value.Type, threadState: Unmanaged<_ThreadState>?, caller: (any Actor)?
+    ) throws(InjectionError) -> Value {
+        do {
+            return try _container._withUnsafeGuaranteedRef { container in
+                guard _transaction == nil, let frame = _frame else {
+                    return try container._resolve(
+                        requested, as: Value.self, frame: self.frame, transaction: transaction,
+                        threadState: threadState, caller: caller)
+                }
+                return try frame._withUnsafeGuaranteedRef { frame in
+                    try container._resolve(
+                        requested, as: Value.self, frame: frame, transaction: nil, threadState: threadState, caller: caller)
+                }
+            }
+        } catch {
+            throw error as! InjectionError  // `_withUnsafeGuaranteedRef` rethrows untyped; `_resolve` throws only this.
+        }
+    }
 }

@@ -183,7 +183,7 @@ final class _Registration<Value>: _AnyRegistration, @unchecked Sendable {
     }
 
     override func disposable(in box: _Box) -> (any InjectionDisposable)? {
-        box.value(as: Value.self) as? any InjectionDisposable
+        _Disposability.disposable(box.value(as: Value.self))
     }
 }
 
@@ -235,4 +235,19 @@ enum _FactoryRefusal: Error {
 struct _Unchecked<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
+}
+
+/// Remembers which dynamic types conform to `InjectionDisposable`: a conformance never changes, and the
+/// dynamic cast costs far more than a lookup (every eviction of every instance asks).
+enum _Disposability {
+    private static let lock = _Lock()
+    nonisolated(unsafe) private static var conforms: [ObjectIdentifier: Bool] = [:]
+
+    static func disposable(_ value: Any) -> (any InjectionDisposable)? {
+        let type = ObjectIdentifier(Swift.type(of: value))
+        if lock.withLock({ conforms[type] }) == false { return nil }
+        let disposable = value as? any InjectionDisposable
+        lock.withLock { conforms[type] = disposable != nil }
+        return disposable
+    }
 }

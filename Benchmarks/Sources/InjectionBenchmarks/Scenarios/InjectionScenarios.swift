@@ -20,6 +20,10 @@ enum InjectionScenarios {
         InjectionManager.register((any SessionService5).self) { LiveSession5() }
 
         isolatedContainer.register((any Service).self) { LiveService(value: 1) }
+
+        InjectionManager.register(InFactoryLoop.self, lifetime: .transient) {
+            InFactoryLoop(checksum: cachedLoop(pendingIterations))
+        }
     }
 
     // MARK: - 1, 3. Cached resolve of a protocol-typed service
@@ -62,6 +66,18 @@ enum InjectionScenarios {
         InjectionManager.withContainer(isolatedContainer) {
             cachedLoop(iterations)
         }
+    }
+
+    /// The result of running ``cachedLoop(_:)`` inside a factory.
+    struct InFactoryLoop { let checksum: Int }
+    /// How many resolves the next ``InFactoryLoop`` factory run makes (set right before it runs).
+    nonisolated(unsafe) static var pendingIterations = 0
+
+    /// The same loop as ``cachedLoop(_:)``, run by a factory, so every resolve has a parent frame.
+    @inline(never)
+    static func inFactoryLoop(_ iterations: Int) -> Int {
+        pendingIterations = iterations
+        return Inject(InFactoryLoop.self).checksum
     }
 
     // MARK: - 5, 7. Login/logout: resolve 5 scoped services, then reset
