@@ -1,0 +1,205 @@
+import Foundation
+import Injection
+import Testing
+
+// Factories (and deinits of evicted instances) that call back into the container. Each runs on a
+// thread of its own with a timeout, so a deadlock fails the test instead of hanging the run.
+
+private final class Made: Sendable {
+    let name: String
+    let serial: Int
+    init(_ name: String, serial: Int = 0) {
+        self.name = name
+        self.serial = serial
+    }
+}
+
+private enum ReentrantOuter: InjectionKey { typealias Value = Made }
+private enum ReentrantInner: InjectionKey { typealias Value = Made }
+private enum ReentrantLeaf: InjectionKey { typealias Value = Made }
+private enum ReentrantAdded: InjectionKey { typealias Value = Made }
+private enum ReentrantRemoved: InjectionKey { typealias Value = Made }
+
+/// Calls the container from its deinit, which runs when a reset releases it.
+private final class CallsBackOnDeinit: Sendable {
+    let container: InjectionContainer
+    let done: Counter
+    init(container: InjectionContainer, done: Counter) {
+        self.container = container
+        self.done = done
+    }
+    deinit {
+        _ = try? container.resolve(ReentrantLeaf.self)
+        container.register(ReentrantAdded.self) { Made("added by a deinit") }
+        container.unregister(ReentrantRemoved.self)
+        done.increment()
+    }
+}
+
+/// Runs `body` on a new thread; `false` if it did not finish within `seconds` (a deadlock).
+private func finishes(within seconds: Double = 10, _ body: @escaping @Sendable () -> Void) -> Bool {
+    let done = Gate()
+    onThread { body(); done.open() }
+    return done.wait(seconds: seconds)
+}
+
+@Suite("Reentrancy")
+struct ReentrancyTests {
+    @Test("a factory that registers, resolves what it registered, and unregisters finishes and is cached")
+    func factoryRegistersResolvesUnregisters() throws {
+        let container = InjectionContainer()
+        container.register(ReentrantRemoved.self) { Made("removed") }
+        container.register(ReentrantOuter.self) {
+            InjectionManager.register(ReentrantAdded.self) { Made("added") }
+            let added = try InjectionManager.resolve(ReentrantAdded.self)
+            InjectionManager.unregister(ReentrantRemoved.self)
+            _ = try InjectionManager.resolve(ReentrantLeaf.self)
+            return Made("outer with \(added.name)")
+        }
+        container.register(ReentrantLeaf.self, lifetime: .transient) { Made("leaf") }
+        let result = Collector<Made>()
+        #expect(finishes { if let outer = try? container.resolve(ReentrantOuter.self) { result.append(outer) } })
+        let outer = try #require(result.values.first)
+        #expect(outer.name == "outer with added")
+        #expect(try container.resolve(ReentrantOuter.self) === outer)  // Nothing it did evicted it.
+        #expect(container.isRegistered(ReentrantAdded.self) && !container.isRegistered(ReentrantRemoved.self))
+    }
+
+    @Test("a factory that re-registers its own type returns its instance without caching it")
+    func factoryReRegistersItself() throws {
+        let container = InjectionContainer()
+        let runs = Counter()
+        container.register(ReentrantOuter.self) {
+            let run = runs.increment()
+            InjectionManager.register(ReentrantOuter.self) { Made("replacement", serial: runs.increment()) }
+            return Made("original", serial: run)
+        }
+        let result = Collector<Made>()
+        #expect(finishes { if let outer = try? container.resolve(ReentrantOuter.self) { result.append(outer) } })
+        #expect(result.values.map(\.name) == ["original"])
+        let replacement = try container.resolve(ReentrantOuter.self)
+        #expect(replacement.name == "replacement")
+        #expect(try container.resolve(ReentrantOuter.self) === replacement)
+        #expect(runs.value == 2)
+    }
+
+    @Test("a factory that unregisters its own type returns its instance and the type stays unregistered")
+    func factoryUnregistersItself() {
+        let container = InjectionContainer()
+        container.register(ReentrantOuter.self) {
+            InjectionManager.unregister(ReentrantOuter.self)
+            return Made("last")
+        }
+        let result = Collector<Made>()
+        #expect(finishes { if let outer = try? container.resolve(ReentrantOuter.self) { result.append(outer) } })
+        #expect(result.values.map(\.name) == ["last"])
+        let error = #expect(throws: InjectionError.self) { try container.resolve(ReentrantOuter.self) }
+        #expect(error?.kind == .notRegistered)
+        #expect(error?.description.hasPrefix("Injection: no registration for ReentrantOuter.") == true)
+    }
+
+    @Test("a factory two levels down that resets abandons the whole build, and a thread waiting for it rebuilds")
+    func nestedFactoryResetsWhileOthersWait() throws {
+        let container = InjectionContainer()
+        let leafRuns = Counter(), started = Gate(), proceed = Gate()
+        container.register(ReentrantOuter.self) { Made("outer", serial: try InjectionManager.resolve(ReentrantInner.self).serial) }
+        container.register(ReentrantInner.self) { Made("inner", serial: try InjectionManager.resolve(ReentrantLeaf.self).serial) }
+        container.register(ReentrantLeaf.self) {
+            let run = leafRuns.increment()
+            if run == 1 {
+                started.open()
+                proceed.wait()
+                InjectionManager.resetCurrentContainer()
+            }
+            return Made("leaf", serial: run)
+        }
+        let first = Collector<Made>(), second = Collector<Made>(), firstDone = Gate(), secondDone = Gate()
+        onThread {
+            if let outer = try? container.resolve(ReentrantOuter.self) { first.append(outer) }
+            firstDone.open()
+        }
+        #expect(started.wait())
+        onThread {
+            if let outer = try? container.resolve(ReentrantOuter.self) { second.append(outer) }  // Waits for the build.
+            secondDone.open()
+        }
+        Thread.sleep(forTimeInterval: 0.02)
+        proceed.open()
+        #expect(secondDone.wait())
+        let waited = try #require(second.values.first)
+        #expect(waited.serial == 2)  // Rebuilt in the new scope, not handed the abandoned build.
+        #expect(try container.resolve(ReentrantOuter.self) === waited)
+        #expect(firstDone.wait())
+        #expect(first.values.map(\.serial) == [1])  // The resetting resolve still got its own instance.
+    }
+
+    @Test("a factory may run resetCurrentContainer { }: it registers atomically, and a resolve inside it fails clearly")
+    func factoryRunsTransaction() throws {
+        let container = InjectionContainer()
+        let caught = Collector<InjectionError>()
+        container.register(ReentrantLeaf.self) { Made("leaf") }
+        container.register(ReentrantOuter.self) {
+            InjectionManager.resetCurrentContainer {
+                InjectionManager.register(ReentrantAdded.self) { Made("added in a factory") }
+                do throws(InjectionError) {
+                    _ = try InjectionManager.resolve(ReentrantLeaf.self)
+                } catch {
+                    caught.append(error)
+                }
+            }
+            return Made("outer")
+        }
+        let result = Collector<Made>()
+        #expect(finishes { if let outer = try? container.resolve(ReentrantOuter.self) { result.append(outer) } })
+        let outer = try #require(result.values.first)
+        let error = try #require(caught.values.first)
+        #expect(error.kind == .resolvedDuringReset)
+        #expect(error.chain == ["ReentrantOuter", "ReentrantLeaf"])
+        #expect(error.description.hasPrefix("Injection: ReentrantLeaf was resolved inside resetCurrentContainer { }"))
+        #expect(try container.resolve(ReentrantAdded.self).name == "added in a factory")
+        #expect(try container.resolve(ReentrantOuter.self) !== outer)  // The block's reset abandoned the build.
+    }
+
+    @Test("a factory may call verify(): it finishes and reports the graph's problems")
+    func factoryCallsVerify() throws {
+        let container = InjectionContainer()
+        let runs = Counter(), reports = Collector<String>()
+        container.register(ReentrantLeaf.self) { Made("leaf") }
+        container.register(ReentrantInner.self) { Made("inner", serial: try InjectionManager.resolve(ReentrantRemoved.self).serial) }
+        container.register(ReentrantOuter.self) {
+            if runs.increment() == 1 {  // verify() runs this factory again, in its copy.
+                do throws(InjectionError) {
+                    try InjectionManager.verify()
+                    reports.append("sound")
+                } catch {
+                    reports.append(error.description)
+                }
+            }
+            return Made("outer", serial: try InjectionManager.resolve(ReentrantLeaf.self).serial)
+        }
+        let result = Collector<Made>()
+        #expect(finishes { if let outer = try? container.resolve(ReentrantOuter.self) { result.append(outer) } })
+        #expect(result.values.count == 1)
+        let report = try #require(reports.values.first)
+        #expect(report.hasPrefix("Injection: verify() found 1 problem in 3 registrations:"))
+        #expect(report.contains("no registration for ReentrantRemoved (resolving ReentrantInner → ReentrantRemoved)"))
+        #expect(try container.resolve(ReentrantOuter.self) === result.values.first)
+    }
+
+    @Test("an evicted instance whose deinit resolves, registers and unregisters does not deadlock the reset")
+    func deinitCallsBack() throws {
+        let container = InjectionContainer()
+        let deinits = Counter()
+        container.register(ReentrantLeaf.self) { Made("leaf") }
+        container.register(ReentrantRemoved.self) { Made("removed") }
+        container.register(CallsBackOnDeinit.self) { [unowned container] in CallsBackOnDeinit(container: container, done: deinits) }
+        _ = try container.resolve(CallsBackOnDeinit.self)  // Held by the container only.
+        #expect(finishes { container.resetCurrentContainer() })
+        #expect(deinits.value == 1)
+        #expect(container.isRegistered(ReentrantAdded.self) && !container.isRegistered(ReentrantRemoved.self))
+        _ = try container.resolve(CallsBackOnDeinit.self)
+        #expect(finishes { container.resetCurrentContainer { container.register(ReentrantInner.self) { Made("inner") } } })
+        #expect(deinits.value == 2)
+        #expect(container.isRegistered(ReentrantInner.self))
+    }
+}
