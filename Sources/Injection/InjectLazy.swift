@@ -9,15 +9,17 @@
 /// ```
 ///
 /// The handle remembers the container that was current when it was created and resolves from it,
-/// whichever thread first reads ``value``. It resolves at most once; every read returns that instance,
-/// even after a reset (create a new handle to get the next scope's instance).
+/// whichever thread first reads ``value``. Once a resolve succeeds, every read returns that instance,
+/// even after a reset (create a new handle to get the next scope's instance). Threads racing the very
+/// first read may each resolve; the first to finish wins, so a `.transient` factory may run more than
+/// once then.
 ///
 /// Use `InjectLazy` when one side of a cycle only needs the other later, at use; use
 /// `register(_:lifetime:factory:postConstruction:)` when the back-reference must be set right after
 /// construction, as with delegates.
 ///
-/// > Warning: Reading ``value`` traps like `Inject()` if the type cannot be resolved; use
-/// > ``resolve()`` to handle the error.
+/// > Warning: Reading ``value`` traps like `Inject()` if the type cannot be resolved (the message names
+/// > the type and chain; its file and line are the library's); use ``resolve()`` to handle the error.
 public final class InjectLazy<Value>: @unchecked Sendable {
     private let container: InjectionContainer
     private let requested: Any.Type
@@ -53,10 +55,10 @@ public final class InjectLazy<Value>: @unchecked Sendable {
     public func resolve() throws(InjectionError) -> Value {
         if let box = lock.withLock({ resolved }) { return box.value(as: Value.self) }
         let value = try _Context.withContainer(container) { () throws(InjectionError) -> Value in
-            let context = _Context.active
+            let (frame, startsRoot) = _Context.parent
             return try container._resolve(
-                requested, as: Value.self, frame: context?.frame, transaction: context?.transaction,
-                threadState: _ThreadState.current, caller: nil)
+                requested, as: Value.self, frame: frame, transaction: _Context.active?.transaction,
+                threadState: _ThreadState.current, caller: nil, startsRoot: startsRoot)
         }
         return lock.withLock {
             if let resolved { return resolved.value(as: Value.self) }  // Another thread was first.

@@ -74,12 +74,12 @@ extension InjectionContainer {
     /// It works for every registration, sync ones included. (It is not an `async` overload of
     /// `resolve`, so existing `try resolve(...)` calls in async code keep compiling without `await`.)
     public func resolveAsync<Value>(_ type: Value.Type = Value.self) async throws(InjectionError) -> Value {
-        try await _resolveBoxAsync(_AnyType(type), parent: _Context.active?.frame).value(as: Value.self)
+        try await _resolveBoxAsync(_AnyType(type)).value(as: Value.self)
     }
 
     /// Returns the instance registered for the typed key `Key`; see ``resolveAsync(_:)-(Value.Type)``.
     public func resolveAsync<Key: InjectionKey>(_ key: Key.Type) async throws(InjectionError) -> Key.Value {
-        try await _resolveBoxAsync(_AnyType(key), parent: _Context.active?.frame).value(as: Key.Value.self)
+        try await _resolveBoxAsync(_AnyType(key)).value(as: Key.Value.self)
     }
 
     /// Builds `type` now, so later synchronous resolves (`Inject()`) find it cached.
@@ -90,57 +90,59 @@ extension InjectionContainer {
     /// ```
     /// A reset evicts a `.scoped` instance again; prepare it again after login.
     public func prepare<Value>(_ type: Value.Type) async throws(InjectionError) {
-        _ = try await _resolveBoxAsync(_AnyType(type), parent: _Context.active?.frame)
+        _ = try await _resolveBoxAsync(_AnyType(type))
     }
 
     /// Builds the instance for the typed key `Key` now; see ``prepare(_:)-(Value.Type)``.
     public func prepare<Key: InjectionKey>(_ key: Key.Type) async throws(InjectionError) {
-        _ = try await _resolveBoxAsync(_AnyType(key), parent: _Context.active?.frame)
+        _ = try await _resolveBoxAsync(_AnyType(key))
     }
 
     /// The async slow path: like `_resolveBox`, but waiting tasks suspend instead of blocking a thread,
-    /// and async or main-actor factories run in a task of their own.
-    func _resolveBoxAsync(_ requested: _AnyType, parent: _Frame?) async throws(InjectionError) -> _Box {
+    /// async factories run in a task of their own, and main-actor types are resolved on the main actor.
+    func _resolveBoxAsync(_ requested: _AnyType) async throws(InjectionError) -> _Box {
+        let (parent, startsRoot) = _Context.parent
         if let parent, parent.container == ObjectIdentifier(self) {
             // Async factories may resolve from several child tasks at once: record under the lock.
             let edge = InjectionGraph._Edge(from: parent.type, to: requested)
             graphLock.withLock { _ = edges.insert(edge) }
         }
         let key = requested.id
-        if lock.withLock({ slots[key].map { $0.registration.isMainActor && $0.cached == nil } ?? false }) {
-            // Build main-actor types on the main actor, start to finish, so a build of one is always
-            // running on the main thread and a main-thread resolve never blocks waiting for a hop.
-            do {
-                return try await MainActor.run {
-                    try self._resolveBox(requested, parent: parent, cachesInThread: false, onMainActor: true)
-                }
-            } catch {
-                throw error as! InjectionError  // `MainActor.run` rethrows untyped; `_resolveBox` throws only this.
-            }
-        }
         while true {
-            switch try step(for: requested, parent: parent, cachesInThread: false, isAsync: true, onMainActor: false) {
+            switch try step(for: requested, parent: parent, startsRoot: startsRoot, cachesInThread: false, isAsync: true, onMainActor: false) {
             case .hit(let instance):
                 return instance
+            case .hopToMainActor:
+                // Build main-actor types on the main actor, start to finish, so a build of one is always
+                // running on the main thread and a main-thread resolve never blocks waiting for a hop.
+                do {
+                    return try await MainActor.run {
+                        try self._resolveBox(requested, parent: parent, startsRoot: true, cachesInThread: false, onMainActor: true)
+                    }
+                } catch {
+                    throw error as! InjectionError  // `MainActor.run` rethrows untyped; `_resolveBox` throws only this.
+                }
             case .wait(let build):
-                if let parent, let path = _WaitGraph.beginWaiting(parent, for: build) {
+                let waiter = startsRoot ? nil : parent
+                if let waiter, let path = _WaitGraph.beginWaiting(waiter, for: build) {
                     throw .cycle(build.type, path: path, names: typeNames)
                 }
-                await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                     let isFinished = lock.withLock { () -> Bool in
-                        if !build.isFinished { build.asyncWaiters.append(waiter) }
+                        if !build.isFinished { build.asyncWaiters.append(continuation) }
                         return build.isFinished
                     }
-                    if isFinished { waiter.resume() }
+                    if isFinished { continuation.resume() }
                 }
-                if let parent { _WaitGraph.endWaiting(parent) }
+                if let waiter { _WaitGraph.endWaiting(waiter) }
             case .run(let slot, let registration, let frame, let build):
                 var outcome: Result<_Box, InjectionError>
-                if registration.isAsync || registration.isMainActor {  // Main-actor: only if re-registered meanwhile.
+                if registration.isAsync {
                     let context = _Context(container: self, frame: frame, transaction: nil)
                     // Its own task: cancelling one waiter must not cancel what the others wait for.
                     let construction = Task { [self] () async -> Result<_Box, InjectionError> in
-                        await _Context.$current.withValue(context) {
+                        frame.ownerTask = _currentTaskID()
+                        return await _Context.$current.withValue(context) {
                             do {
                                 return .success(try await registration.makeBoxAsync())
                             } catch let error as InjectionError {

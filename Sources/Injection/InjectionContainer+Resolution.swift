@@ -5,12 +5,14 @@ extension InjectionContainer {
     ///
     /// The fast path looks in this thread's cache and takes no lock another thread uses: a cached
     /// instance is returned as is; a transient's factory runs right away. Otherwise
-    /// ``_resolveBox(_:parent:cachesInThread:)`` does the work. `frame` and `transaction` come from
-    /// the current scope: the running factory, and an open `resetCurrentContainer { }`.
+    /// ``_resolveBox(_:parent:startsRoot:cachesInThread:onMainActor:)`` does the work. `frame` and
+    /// `transaction` come from the current scope: the running factory, and an open
+    /// `resetCurrentContainer { }`; `startsRoot` says the frame belongs to another task (see
+    /// `_Context.parent`).
     @inline(__always)
     func _resolve<Value>(
         _ requested: Any.Type, as _: Value.Type, frame: _Frame?, transaction: _Transaction?,
-        threadState: Unmanaged<_ThreadState>?, caller: (any Actor)?
+        threadState: Unmanaged<_ThreadState>?, caller: (any Actor)?, startsRoot: Bool = false
     ) throws(InjectionError) -> Value {
         if frame != nil || transaction != nil { try observe(requested, frame: frame, transaction: transaction) }
         let key = ObjectIdentifier(requested), containerID = ObjectIdentifier(self)
@@ -18,11 +20,14 @@ extension InjectionContainer {
         case .instance(let box):
             return box.value(as: Value.self)
         case .factory(let registration) where !(frame?.contains(key, in: containerID) ?? false):
-            return try runTransient(registration, as: Value.self, key: key, parent: frame, threadState: threadState.unsafelyUnwrapped)
+            return try runTransient(
+                registration, as: Value.self, key: key, parent: frame, startsRoot: startsRoot,
+                threadState: threadState.unsafelyUnwrapped)
         default:
             let onMainActor = _MainActorCheck.isMainActor(caller)
-            return try _resolveBox(_AnyType(requested), parent: frame, cachesInThread: true, onMainActor: onMainActor)
-                .value(as: Value.self)
+            return try _resolveBox(
+                _AnyType(requested), parent: frame, startsRoot: startsRoot, cachesInThread: true, onMainActor: onMainActor
+            ).value(as: Value.self)
         }
     }
 
@@ -41,12 +46,15 @@ extension InjectionContainer {
     /// only once its edges are recorded and if it has no `postConstruction`; the caller checked the
     /// chain for a cycle.
     private func runTransient<Value>(
-        _ registration: _AnyRegistration, as _: Value.Type, key: ObjectIdentifier, parent: _Frame?,
+        _ registration: _AnyRegistration, as _: Value.Type, key: ObjectIdentifier, parent: _Frame?, startsRoot: Bool,
         threadState: Unmanaged<_ThreadState>
     ) throws(InjectionError) -> Value {
-        let frame = _Frame(container: ObjectIdentifier(self), key: key, type: registration.type, parent: parent, recordsEdges: false)
+        let frame = _Frame(
+            container: ObjectIdentifier(self), key: key, type: registration.type, parent: parent, recordsEdges: false,
+            isTaskRoot: startsRoot, scope: parent == nil || startsRoot ? lock.withLock { scope } : 0)
+        let value: Value
         do {
-            return try withExtendedLifetime(frame) {
+            value = try withExtendedLifetime(frame) {
                 try threadState._withUnsafeGuaranteedRef { state in
                     try _Context.withThreadScope(_Scope(container: self, frame: frame, transaction: nil), in: state) {
                         () throws(any Error) -> Value in try registration.make(as: Value.self)
@@ -54,11 +62,27 @@ extension InjectionContainer {
                 }
             }
         } catch let error as InjectionError {
+            drainDeferred(of: frame)
             throw error
         } catch {
+            drainDeferred(of: frame)
             throw .refusal(error, type: registration.type, chain: frame.chain, names: typeNames)
                 ?? .factoryFailed(registration.type, chain: frame.chain, underlying: error, names: typeNames)
         }
+        if let error = drainDeferred(of: frame) { throw error }
+        return value
+    }
+
+    /// At the top of a resolution (`frame` is its root): runs the `postConstruction` calls deferred to
+    /// it, now that the whole graph is cached; returns the first failure.
+    @discardableResult
+    func drainDeferred(of frame: _Frame) -> InjectionError? {
+        guard frame.root === frame else { return nil }
+        var failure: InjectionError?
+        while !frame.deferred.isEmpty {
+            if case .failure(let error) = frame.deferred.removeFirst()(), failure == nil { failure = error }
+        }
+        return failure
     }
 
     /// The slow path: returns the cached instance, or waits for another resolution's build, or builds.
@@ -71,15 +95,20 @@ extension InjectionContainer {
     /// `onMainActor` says whether the caller is isolated to the main actor, so a main-actor factory
     /// may run here.
     func _resolveBox(
-        _ requested: _AnyType, parent: _Frame?, cachesInThread: Bool, onMainActor: Bool
+        _ requested: _AnyType, parent: _Frame?, startsRoot: Bool = false, cachesInThread: Bool, onMainActor: Bool
     ) throws(InjectionError) -> _Box {
         let key = requested.id
         while true {
-            switch try step(for: requested, parent: parent, cachesInThread: cachesInThread, isAsync: false, onMainActor: onMainActor) {
+            switch try step(
+                for: requested, parent: parent, startsRoot: startsRoot, cachesInThread: cachesInThread, isAsync: false,
+                onMainActor: onMainActor)
+            {
             case .hit(let instance):
                 return instance
+            case .hopToMainActor:
+                throw .wrongIsolation(requested, chain: (parent?.chain ?? []) + [requested], names: typeNames)
             case .wait(let build):
-                try wait(for: build, key: key, frame: parent)
+                try wait(for: build, key: key, frame: startsRoot ? nil : parent)
             case .run(let slot, let registration, let frame, let build):
                 var outcome = runUserCode(registration, frame: frame) { try registration.makeBox() }
                 finish(&outcome, registration, key: key, slot: slot, frame: frame, build: build, defersPostConstruction: true)
@@ -92,14 +121,20 @@ extension InjectionContainer {
         case hit(_Box)
         case wait(_Build)
         case run(_Slot, _AnyRegistration, _Frame, _Build?)
+        /// An async resolve must build a main-actor type: it hops and resolves there.
+        case hopToMainActor
     }
 
     /// Under the lock: a hit, a build to wait for, or a claim to build `requested` in a new frame.
-    /// An async resolve's frame starts a resolution of its own (its build may run on another task).
+    /// The frame starts a resolution of its own for an async resolve (its build may run on another
+    /// task) and when `startsRoot` (the parent belongs to another task).
     func step(
-        for requested: _AnyType, parent: _Frame?, cachesInThread: Bool, isAsync: Bool, onMainActor: Bool
+        for requested: _AnyType, parent: _Frame?, startsRoot: Bool = false, cachesInThread: Bool, isAsync: Bool,
+        onMainActor: Bool
     ) throws(InjectionError) -> Step {
         let key = requested.id, containerID = ObjectIdentifier(self)
+        var replaced: AnyObject?  // A thread-cache entry to release after unlocking.
+        defer { _ = replaced }
         return try lock.withLock { () throws(InjectionError) -> Step in
             guard let slot = slots[key] else {
                 throw .notRegistered(requested, chain: (parent?.chain ?? []) + [requested], names: typeNames)
@@ -107,7 +142,7 @@ extension InjectionContainer {
             if let instance = slot.cached {
                 if cachesInThread {
                     isInThreadCaches = true
-                    _ThreadState.currentOrNew.insert(container: containerID, key: key, .instance(instance.copy()))
+                    replaced = _ThreadState.currentOrNew.insert(container: containerID, key: key, .instance(instance.copy()))
                 }
                 return .hit(instance)
             }
@@ -118,6 +153,7 @@ extension InjectionContainer {
                 throw .cycle(registration.type, path: path + [registration.type], names: typeNames)
             }
             if registration.isMainActor && !onMainActor {
+                if isAsync { return .hopToMainActor }
                 throw .wrongIsolation(registration.type, chain: (parent?.chain ?? []) + [registration.type], names: typeNames)
             }
             if registration.isAsync && !isAsync {
@@ -127,15 +163,17 @@ extension InjectionContainer {
             if registration.lifetime != .transient, let build = slot.build { return .wait(build) }
             let frame = _Frame(
                 container: containerID, key: key, type: registration.type, parent: parent,
-                recordsEdges: slot.recordsEdges && !isAsync, isTaskRoot: isAsync)
+                recordsEdges: slot.recordsEdges && !isAsync, isTaskRoot: isAsync || startsRoot, scope: scope)
             guard registration.lifetime != .transient else {
                 if cachesInThread && !slot.recordsEdges && !registration.hasPostConstruction && !registration.isMainActor {
                     isInThreadCaches = true
-                    _ThreadState.currentOrNew.insert(container: containerID, key: key, .factory(registration))
+                    replaced = _ThreadState.currentOrNew.insert(container: containerID, key: key, .factory(registration))
                 }
                 return .run(slot, registration, frame, nil)
             }
-            let build = _Build(owner: frame.root, container: containerID, key: key, type: registration.type, scope: scope)
+            // The build belongs to the scope its resolution started in: a resolution that began before a
+            // reset never caches what it builds after it.
+            let build = _Build(owner: frame.root, container: containerID, key: key, type: registration.type, scope: frame.scope)
             slot.build = build
             return .run(slot, registration, frame, build)
         }
@@ -144,7 +182,8 @@ extension InjectionContainer {
     /// Blocks until `build` finishes or is abandoned, unless waiting would deadlock.
     ///
     /// A top-level resolve (no `frame`) owns no build, so nobody can be waiting for it and its wait
-    /// cannot close a cycle.
+    /// cannot close a cycle. (A resolve whose parent frame belongs to another task passes no frame: it
+    /// owns no build either, and the parent's resolution is not its own to wait as.)
     private func wait(for build: _Build, key: ObjectIdentifier, frame: _Frame?) throws(InjectionError) {
         if let frame {
             if let path = _WaitGraph.beginWaiting(frame, for: build) { throw .cycle(build.type, path: path, names: typeNames) }
@@ -191,16 +230,11 @@ extension InjectionContainer {
         for waiter in waiters { waiter.resume() }
         if case .success(let instance) = outcome, registration.hasPostConstruction {
             let postConstruct = { [self] () -> Result<_Box, InjectionError> in
-                let finished = runUserCode(registration, frame: frame) { () throws -> _Box in
+                let finished = runUserCode(registration, frame: frame, isPostConstruction: true) { () throws -> _Box in
                     try registration.postConstruct(instance)
                     return instance
                 }
-                if case .failure = finished {
-                    mutate { _ in
-                        if slot.cached === instance { slot.cached = nil }
-                        if slot.weakInstance?.object === registration.object(in: instance) { slot.weakInstance = nil }
-                    }
-                }
+                if case .failure = finished { evict(instance, of: registration, from: slot) }
                 return finished
             }
             if defersPostConstruction {
@@ -209,19 +243,25 @@ extension InjectionContainer {
                 outcome = .failure(error)
             }
         }
-        if frame.root === frame {
-            // The top of a resolution: everything is cached now, so back-references resolve.
-            while !frame.deferred.isEmpty {
-                if case .failure(let error) = frame.deferred.removeFirst()(), case .success = outcome {
-                    outcome = .failure(error)
-                }
-            }
+        if let failure = drainDeferred(of: frame), case .success(let instance) = outcome {
+            // A `postConstruction` in this graph failed: the root must not stay cached holding the instance
+            // that was evicted for it.
+            evict(instance, of: registration, from: slot)
+            outcome = .failure(failure)
+        }
+    }
+
+    /// Takes `instance` out of `slot` if it is still there (its `postConstruction`, or one in its graph, failed).
+    private func evict(_ instance: _Box, of registration: _AnyRegistration, from slot: _Slot) {
+        mutate { _ in
+            if slot.cached === instance { slot.cached = nil }
+            if let weak = slot.weakInstance?.object, weak === registration.object(in: instance) { slot.weakInstance = nil }
         }
     }
 
     /// Runs a factory or `postConstruction` with its frame as the thread's scope; wraps what it throws.
     func runUserCode(
-        _ registration: _AnyRegistration, frame: _Frame, _ body: () throws -> _Box
+        _ registration: _AnyRegistration, frame: _Frame, isPostConstruction: Bool = false, _ body: () throws -> _Box
     ) -> Result<_Box, InjectionError> {
         do {
             let scope = _Scope(container: self, frame: frame, transaction: nil)
@@ -229,6 +269,9 @@ extension InjectionContainer {
         } catch let error as InjectionError {
             return .failure(error)
         } catch {
+            if isPostConstruction {
+                return .failure(.postConstructionFailed(registration.type, chain: frame.chain, underlying: error, names: typeNames))
+            }
             return .failure(.refusal(error, type: registration.type, chain: frame.chain, names: typeNames)
                 ?? .factoryFailed(registration.type, chain: frame.chain, underlying: error, names: typeNames))
         }

@@ -86,10 +86,12 @@ public final class InjectionContainer: @unchecked Sendable {
     ///   - lifetime: How long a built instance is kept. Defaults to ``InjectionLifetime/scoped``.
     ///   - factory: Builds an instance; may throw, which ``resolve(_:)`` reports as
     ///     ``InjectionError/Kind/factoryFailed`` without caching anything.
-    ///   - postConstruction: Runs on the new instance once the outermost resolve has built and cached
-    ///     the whole graph, so it can resolve types that need this one, in whichever order they were
-    ///     asked for: the way to close a deliberate cycle. Other threads may see the instance before it
-    ///     finishes. With `.transient` nothing is cached, so it cannot close a cycle.
+    ///   - postConstruction: Runs on the new instance once the outermost synchronous resolve has built
+    ///     and cached the whole graph, so it can resolve types that need this one, in whichever order
+    ///     they were asked for: the way to close a deliberate cycle. (Under ``resolveAsync(_:)-(Value.Type)``
+    ///     it runs right after the instance is cached.) Other threads may see the instance before it
+    ///     finishes. If it throws, the instance and the root of its resolve are evicted and the resolve
+    ///     throws. With `.transient` nothing is cached, so it cannot close a cycle.
     public func register<Value>(
         _ type: Value.Type,
         lifetime: InjectionLifetime = .scoped,
@@ -140,15 +142,18 @@ public final class InjectionContainer: @unchecked Sendable {
     /// ```swift
     /// let api = try container.resolve(API.self)
     /// ```
-    /// - Throws: ``InjectionError`` when `type` is not registered, its factory (or the factory of a
-    ///   dependency resolved with `try`) throws, or resolving it would need itself.
+    /// - Throws: ``InjectionError``: ``InjectionError/Kind/notRegistered``, ``InjectionError/Kind/cycle``,
+    ///   ``InjectionError/Kind/factoryFailed`` (a factory or `postConstruction`, here or in a dependency
+    ///   resolved with `try`), ``InjectionError/Kind/wrongIsolation`` (a main-actor factory off the main
+    ///   actor), ``InjectionError/Kind/asyncFactory`` (an async factory not built yet),
+    ///   ``InjectionError/Kind/weakNeedsClass``, or ``InjectionError/Kind/resolvedDuringReset``.
     public func resolve<Value>(
         _ type: Value.Type = Value.self, isolation: isolated (any Actor)? = #isolation
     ) throws(InjectionError) -> Value {
-        let context = _Context.active
+        let (frame, startsRoot) = _Context.parent
         return try _resolve(
-            type, as: Value.self, frame: context?.frame, transaction: context?.transaction,
-            threadState: _ThreadState.current, caller: isolation)
+            type, as: Value.self, frame: frame, transaction: _Context.active?.transaction,
+            threadState: _ThreadState.current, caller: isolation, startsRoot: startsRoot)
     }
 
     /// Returns the instance registered for the typed key `Key`; throws instead of trapping.
@@ -159,10 +164,10 @@ public final class InjectionContainer: @unchecked Sendable {
     public func resolve<Key: InjectionKey>(
         _ key: Key.Type, isolation: isolated (any Actor)? = #isolation
     ) throws(InjectionError) -> Key.Value {
-        let context = _Context.active
+        let (frame, startsRoot) = _Context.parent
         return try _resolve(
-            key, as: Key.Value.self, frame: context?.frame, transaction: context?.transaction,
-            threadState: _ThreadState.current, caller: isolation)
+            key, as: Key.Value.self, frame: frame, transaction: _Context.active?.transaction,
+            threadState: _ThreadState.current, caller: isolation, startsRoot: startsRoot)
     }
 
     // MARK: - Scope
@@ -205,9 +210,10 @@ public final class InjectionContainer: @unchecked Sendable {
             _ = transaction.commit()
             throw error
         }
-        let operations = transaction.commit()
         mutate { evictions in
-            for operation in operations {
+            // Committed under the container's lock: a task that outlived the block and registers now
+            // waits for the lock and lands after the block's operations, not between them.
+            for operation in transaction.commit() {
                 switch operation {
                 case .reset: resetLocked(&evictions)
                 case .register(let key, let registration): evictions.remove(slots.updateValue(_Slot(registration), forKey: key))
@@ -273,6 +279,7 @@ public final class InjectionContainer: @unchecked Sendable {
             if let instance = slot.cached { evictions.evicted.append((slot.registration, instance)) }
             slot.cached = nil
             slot.weakInstance = nil
+            if let build = slot.build { _WaitGraph.finished(build) }  // Abandoned: no wait may go through it.
             slot.build = nil
         }
     }
@@ -285,9 +292,10 @@ struct _Evictions {
     /// Cached instances the container let go, with their registrations.
     var evicted: [(_AnyRegistration, _Box)] = []
 
-    /// Takes in a slot that left the container, with its cached instance.
+    /// Takes in a slot that left the container, with its cached instance; its build is abandoned.
     mutating func remove(_ slot: _Slot?) {
         guard let slot else { return }
+        if let build = slot.build { _WaitGraph.finished(build) }
         released.append(slot)
         if let instance = slot.cached { evicted.append((slot.registration, instance)) }
     }

@@ -102,6 +102,19 @@ extension InjectionError {
             """)
     }
 
+    static func postConstructionFailed(
+        _ type: _AnyType, chain: [_AnyType], underlying: any Error, names: _TypeNames
+    ) -> InjectionError {
+        let name = names.name(type)
+        return InjectionError(
+            kind: .factoryFailed, typeName: name, chain: chain.map(names.name), underlyingError: underlying,
+            description: """
+            Injection: the postConstruction of \(name) threw \(underlying)\(resolving(chain, names)). \
+            The instance was evicted, with the instance its resolve was building; objects that already \
+            received it keep it. The next resolve builds both again.
+            """)
+    }
+
     static func resolvedDuringReset(_ type: _AnyType, chain: [_AnyType], names: _TypeNames) -> InjectionError {
         let name = names.name(type)
         return InjectionError(
@@ -132,8 +145,8 @@ extension InjectionError {
             description: """
             Injection: \(name) is registered with isolation: MainActor, but it was resolved synchronously \
             off the main actor\(resolving(chain, names)), so its factory cannot run. Resolve it from \
-            @MainActor code, or with `await InjectionManager.resolveAsync(\(_TypeNames.literal(name)).self)`, \
-            which hops to the main actor.
+            @MainActor code, or with `try await container.resolveAsync(\(_TypeNames.literal(name)).self)` \
+            (or `InjectionManager.resolveAsync`), which hops to the main actor.
             """)
     }
 
@@ -146,7 +159,7 @@ extension InjectionError {
             Injection: \(name) has an async factory and is not built yet, so it cannot be resolved \
             synchronously\(resolving(chain, names)). Build it first: `try await InjectionManager.prepare(\(literal).self)` \
             at launch (then Inject() returns the cached instance), or resolve it with \
-            `await InjectionManager.resolveAsync(\(literal).self)`.
+            `try await InjectionManager.resolveAsync(\(literal).self)`.
             """)
     }
 

@@ -33,7 +33,8 @@ public enum InjectionManager {
         }
         if _injection_context_count() != 0, let context = _Context.current {
             return try context.container._resolve(
-                requested, as: Value.self, frame: context.frame, transaction: context.transaction, threadState: state, caller: caller)
+                requested, as: Value.self, frame: context.frame, transaction: context.transaction, threadState: state,
+                caller: caller, startsRoot: context.frame?.isForeignToCurrentTask ?? false)
         }
         do {
             return try _shared._withUnsafeGuaranteedRef {

@@ -25,10 +25,28 @@ private enum ResetExtra: InjectionKey { typealias Value = Built }
 private enum ResetCombo: InjectionKey { typealias Value = Built }
 
 /// Counts builds per (type, tag) from many threads.
+/// Counts builds per registration (type and tag), as made by resolves that overlapped no commit.
+///
+/// A resolve that overlaps a commit belongs to the scope it started in: what it builds after the commit is
+/// its own and never cached in the new scope, so it may build a new registration a second time. Builds are
+/// held per thread until the resolve that made them is settled.
 private final class BuildLog: @unchecked Sendable {
     private let lock = NSLock()
     private var counts: [String: Int] = [:]
-    func note(_ type: String, _ tag: Int) { lock.withLock { counts["\(type)#\(tag)", default: 0] += 1 } }
+    private var pending: [ObjectIdentifier: [String]] = [:]
+    func note(_ type: String, _ tag: Int) {
+        let thread = ObjectIdentifier(Thread.current)
+        lock.withLock { pending[thread, default: []].append("\(type)#\(tag)") }
+    }
+    /// Counts this thread's builds since the last call, unless their resolve overlapped a commit.
+    func settle(overlappedCommit: Bool) {
+        let thread = ObjectIdentifier(Thread.current)
+        lock.withLock {
+            let builds = pending.removeValue(forKey: thread) ?? []
+            guard !overlappedCommit else { return }
+            for build in builds { counts[build, default: 0] += 1 }
+        }
+    }
     var repeated: [String: Int] { lock.withLock { counts.filter { $0.value > 1 } } }
     var total: Int { lock.withLock { counts.values.reduce(0, +) } }
 }
@@ -161,11 +179,13 @@ struct ResetCorrectnessTests {
                 var lastTag = -1
                 while !stop.wait(seconds: 0) {
                     let endedBefore = ended.value, begunBefore = begun.value
-                    guard let combo = try? container.resolve(ResetCombo.self) else {
+                    let resolved = try? container.resolve(ResetCombo.self)
+                    let begunAfter = begun.value
+                    log.settle(overlappedCommit: begunBefore != endedBefore || begunAfter != begunBefore)
+                    guard let combo = resolved else {
                         problems.append("resolve(ResetCombo) failed")
                         continue
                     }
-                    let begunAfter = begun.value
                     observed.increment()
                     let tags = combo.dependencies.map(\.tag)
                     if tags != tags.sorted() { problems.append("a resolve saw a newer registration before an older one: \(tags)") }
@@ -191,7 +211,7 @@ struct ResetCorrectnessTests {
         while finishedObserving.values.count < observers && Date() < deadline { Thread.sleep(forTimeInterval: 0.001) }
         #expect(finishedObserving.values.count == observers)
         #expect(problems.values.isEmpty, "\(problems.values.prefix(10))")
-        // A non-atomic commit would let a resolve rebuild an old registration in the new scope.
+        // A non-atomic commit would let a resolve that overlapped no commit rebuild a registration.
         #expect(log.repeated.isEmpty, "built more than once per registration: \(log.repeated)")
         // The observers really did watch the commits happen.
         #expect(observed.value > commits)

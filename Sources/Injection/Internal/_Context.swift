@@ -40,6 +40,14 @@ final class _Context: Sendable {
         return _injection_context_count() == 0 ? nil : current
     }
 
+    /// The frame a resolve made now runs under, and whether that resolve must start a resolution of
+    /// its own (the frame came through the task-local from another task; see `_Frame.isForeignToCurrentTask`).
+    static var parent: (frame: _Frame?, startsRoot: Bool) {
+        if let scope = _ThreadState.current?._withUnsafeGuaranteedRef({ $0.scope }) { return (scope.frame, false) }
+        guard _injection_context_count() != 0, let frame = current?.frame else { return (nil, false) }
+        return (frame, frame.isForeignToCurrentTask)
+    }
+
     /// Runs the synchronous `body` with `context` current: in the task-local (so tasks created in
     /// `body` inherit it) and in this thread's state (so resolves in `body` find it cheaply).
     static func withSyncScope<Result, Failure: Error>(

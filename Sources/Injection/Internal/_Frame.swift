@@ -13,9 +13,15 @@ final class _Frame: @unchecked Sendable {
     let recordsEdges: Bool
     /// What this factory resolved from `container`. Touched only by the thread running the factory.
     var dependencies: [_AnyType] = []
-    /// Whether this frame starts a resolution of its own (an async resolve's build), though it has a
-    /// parent for the chain: the wait-for graph and deferred work stop here.
+    /// Whether this frame starts a resolution of its own (an async resolve's build, or a resolve from
+    /// another task than the one running `parent`), though it has a parent for the chain: the wait-for
+    /// graph and deferred work stop here.
     let isTaskRoot: Bool
+    /// The container's scope when this frame's resolution started: builds under it belong to that scope.
+    let scope: UInt64
+    /// For an async construction's frame, the task running it (set once, before the factory runs);
+    /// `nil` for synchronous frames, which only their own thread sees through its scope.
+    var ownerTask: Int?
 
     // MARK: Root frames only
 
@@ -25,9 +31,11 @@ final class _Frame: @unchecked Sendable {
     /// so a back-reference to any type of the graph finds it. Touched only by the resolving thread.
     var deferred: [() -> Result<_Box, InjectionError>] = []
 
+    /// A frame for resolving `key` in `container`; `scope` is used only when it starts a resolution
+    /// (it has no parent, or `isTaskRoot`): a nested frame keeps its resolution's scope.
     init(
         container: ObjectIdentifier, key: ObjectIdentifier, type: _AnyType, parent: _Frame?, recordsEdges: Bool,
-        isTaskRoot: Bool = false
+        isTaskRoot: Bool = false, scope: UInt64
     ) {
         self.container = container
         self.key = key
@@ -35,6 +43,16 @@ final class _Frame: @unchecked Sendable {
         self.parent = parent
         self.recordsEdges = recordsEdges
         self.isTaskRoot = isTaskRoot
+        let inherits = !isTaskRoot && parent?.container == container
+        self.scope = inherits ? parent!.scope : scope
+    }
+
+    /// Whether a resolve by the current task under this frame must start a resolution of its own:
+    /// the frame reached it through a task-local (a child of an async factory, a task started inside a
+    /// factory), so other tasks may be using it at the same time.
+    var isForeignToCurrentTask: Bool {
+        guard let ownerTask else { return true }
+        return ownerTask != _currentTaskID()
     }
 
     /// The outermost frame of this resolution.
@@ -78,4 +96,9 @@ final class _Frame: @unchecked Sendable {
         }
         return nil
     }
+}
+
+/// An identity for the current task (0 outside tasks), to tell whether a frame is the current task's own.
+func _currentTaskID() -> Int {
+    withUnsafeCurrentTask { $0?.hashValue ?? 0 }
 }

@@ -119,8 +119,9 @@ final class _ThreadState: @unchecked Sendable {
         }
     }
 
-    /// Caches `hit` for `key` of `container`. Call only under the container's lock.
-    func insert(container: ObjectIdentifier, key: ObjectIdentifier, _ hit: _CacheHit) {
+    /// Caches `hit` for `key` of `container`. Call only under the container's lock; release what it
+    /// returns (a replaced entry) after unlocking.
+    func insert(container: ObjectIdentifier, key: ObjectIdentifier, _ hit: _CacheHit) -> AnyObject? {
         let containerBits = UInt(bitPattern: container), keyBits = UInt(bitPattern: key)
         let (object, isFactory): (AnyObject, Bool) = switch hit {
         case .instance(let box): (box, false)
@@ -141,7 +142,7 @@ final class _ThreadState: @unchecked Sendable {
             count += 1
             return nil
         }
-        _ = replaced
+        return replaced
     }
 
     @inline(__always)
