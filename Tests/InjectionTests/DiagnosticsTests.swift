@@ -53,15 +53,16 @@ struct DiagnosticsTests {
     func crossThreadCycle() {
         let container = InjectionContainer()
         let alphaStarted = Latch(), betaStarted = Latch()
+        // Factories resolve from the container running them; capturing `container` would be a retain cycle.
         container.register(Alpha.self) {
             alphaStarted.open()
             betaStarted.wait()
-            return Alpha(try container.resolve(Beta.self))
+            return Alpha(try InjectionManager.resolve(Beta.self))
         }
         container.register(Beta.self) {
             betaStarted.open()
             alphaStarted.wait()
-            return Beta(try container.resolve(Alpha.self))
+            return Beta(try InjectionManager.resolve(Alpha.self))
         }
         let errors = Collector<InjectionError>()
         let finished = runOnThreads(2, timeout: 20) { index in

@@ -114,7 +114,7 @@ struct ReviewRegressionTests {
         container.register(Holder.self) {
             started.open()
             resetDone.wait()
-            return Holder(part: try container.resolve(Part.self))  // Resolved after the reset.
+            return Holder(part: try InjectionManager.resolve(Part.self))  // Resolved after the reset.
         }
         let old = Collector<Holder>()
         let finished = Gate()
