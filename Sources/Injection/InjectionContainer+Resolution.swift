@@ -160,7 +160,10 @@ extension InjectionContainer {
                 // Never block a thread on async work: a synchronous resolve cannot build or wait for it.
                 throw .asyncFactory(registration.type, chain: (parent?.chain ?? []) + [registration.type], names: typeNames)
             }
-            if registration.lifetime != .transient, let build = slot.build { return .wait(build) }
+            if registration.lifetime != .transient, let build = slot.build {
+                build.hasWaiters = true
+                return .wait(build)
+            }
             let frame = _Frame(
                 container: containerID, key: key, type: registration.type, parent: parent,
                 recordsEdges: slot.recordsEdges && !isAsync, isTaskRoot: isAsync || startsRoot, scope: scope)
@@ -222,7 +225,7 @@ extension InjectionContainer {
                 }
             }
             build.isFinished = true
-            _WaitGraph.finished(build)  // Lock order: container → wait graph.
+            if build.hasWaiters { _WaitGraph.finished(build) }  // Lock order: container → wait graph.
             lock.broadcast()
             defer { build.asyncWaiters = [] }
             return build.asyncWaiters

@@ -279,7 +279,7 @@ public final class InjectionContainer: @unchecked Sendable {
             if let instance = slot.cached { evictions.evicted.append((slot.registration, instance)) }
             slot.cached = nil
             slot.weakInstance = nil
-            if let build = slot.build { _WaitGraph.finished(build) }  // Abandoned: no wait may go through it.
+            if let build = slot.build, build.hasWaiters { _WaitGraph.finished(build) }  // Abandoned: no wait may go through it.
             slot.build = nil
         }
     }
@@ -295,7 +295,7 @@ struct _Evictions {
     /// Takes in a slot that left the container, with its cached instance; its build is abandoned.
     mutating func remove(_ slot: _Slot?) {
         guard let slot else { return }
-        if let build = slot.build { _WaitGraph.finished(build) }
+        if let build = slot.build, build.hasWaiters { _WaitGraph.finished(build) }
         released.append(slot)
         if let instance = slot.cached { evicted.append((slot.registration, instance)) }
     }

@@ -12,6 +12,9 @@ final class _Build: @unchecked Sendable {
     let scope: UInt64
     /// Guarded by the container's lock.
     var isFinished = false
+    /// Whether a resolution was ever told to wait for this build (so it may be in the wait-for graph);
+    /// guarded by the container's lock.
+    var hasWaiters = false
     /// Tasks waiting for this build; guarded by the container's lock.
     var asyncWaiters: [CheckedContinuation<Void, Never>] = []
     /// The same as `isFinished`, guarded by `_WaitGraph`'s lock: a waiter's edge to a finished build is
