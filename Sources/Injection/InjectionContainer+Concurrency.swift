@@ -109,7 +109,9 @@ extension InjectionContainer {
         }
         let key = requested.id
         while true {
-            switch try step(for: requested, parent: parent, startsRoot: startsRoot, cachesInThread: false, isAsync: true, onMainActor: false) {
+            switch try step(
+                for: requested, parent: parent, startsRoot: startsRoot, cachesInThread: false, isAsync: true, onMainActor: { false })
+            {
             case .hit(let instance):
                 return instance
             case .hopToMainActor:

@@ -24,9 +24,9 @@ extension InjectionContainer {
                 registration, as: Value.self, key: key, parent: frame, startsRoot: startsRoot,
                 threadState: threadState.unsafelyUnwrapped)
         default:
-            let onMainActor = _MainActorCheck.isMainActor(caller)
             return try _resolveBox(
-                _AnyType(requested), parent: frame, startsRoot: startsRoot, cachesInThread: true, onMainActor: onMainActor
+                _AnyType(requested), parent: frame, startsRoot: startsRoot, cachesInThread: true,
+                onMainActor: _MainActorCheck.isMainActor(caller)
             ).value(as: Value.self)
         }
     }
@@ -95,7 +95,8 @@ extension InjectionContainer {
     /// `onMainActor` says whether the caller is isolated to the main actor, so a main-actor factory
     /// may run here.
     func _resolveBox(
-        _ requested: _AnyType, parent: _Frame?, startsRoot: Bool = false, cachesInThread: Bool, onMainActor: Bool
+        _ requested: _AnyType, parent: _Frame?, startsRoot: Bool = false, cachesInThread: Bool,
+        onMainActor: @autoclosure () -> Bool
     ) throws(InjectionError) -> _Box {
         let key = requested.id
         while true {
@@ -128,9 +129,11 @@ extension InjectionContainer {
     /// Under the lock: a hit, a build to wait for, or a claim to build `requested` in a new frame.
     /// The frame starts a resolution of its own for an async resolve (its build may run on another
     /// task) and when `startsRoot` (the parent belongs to another task).
+    ///
+    /// `onMainActor` is asked only for a main-actor registration (the check may cost a system call).
     func step(
         for requested: _AnyType, parent: _Frame?, startsRoot: Bool = false, cachesInThread: Bool, isAsync: Bool,
-        onMainActor: Bool
+        onMainActor: () -> Bool
     ) throws(InjectionError) -> Step {
         let key = requested.id, containerID = ObjectIdentifier(self)
         var replaced: AnyObject?  // A thread-cache entry to release after unlocking.
@@ -152,7 +155,7 @@ extension InjectionContainer {
             if let path = parent?.chain(from: key, in: containerID) {
                 throw .cycle(registration.type, path: path + [registration.type], names: typeNames)
             }
-            if registration.isMainActor && !onMainActor {
+            if registration.isMainActor && !onMainActor() {
                 if isAsync { return .hopToMainActor }
                 throw .wrongIsolation(registration.type, chain: (parent?.chain ?? []) + [registration.type], names: typeNames)
             }
