@@ -245,7 +245,7 @@ public final class InjectionContainer: @unchecked Sendable {
             lock.broadcast()
             return evictions
         }
-        for (registration, instance) in evictions.evicted {
+        for (registration, instance) in evictions.disposable {
             registration.disposable(in: instance)?.dispose()
         }
         guard !evictions.evicted.isEmpty, graphLock.withLock({ isTrackingEvictions }) else { return }
@@ -275,8 +275,9 @@ public final class InjectionContainer: @unchecked Sendable {
     /// Starts a new scope: evicts scoped instances, forgets weak ones, and abandons their builds.
     func resetLocked(_ evictions: inout _Evictions) {
         scope &+= 1
+        evictions.evicted.reserveCapacity(slots.count)
         for slot in slots.values where slot.registration.lifetime != .singleton {
-            if let instance = slot.cached { evictions.evicted.append((slot.registration, instance)) }
+            if let instance = slot.cached { evictions.evict(instance, from: slot) }
             slot.cached = nil
             slot.weakInstance = nil
             if let build = slot.build, build.hasWaiters { _WaitGraph.finished(build) }  // Abandoned: no wait may go through it.
@@ -291,12 +292,20 @@ struct _Evictions {
     var released: [AnyObject] = []
     /// Cached instances the container let go, with their registrations.
     var evicted: [(_AnyRegistration, _Box)] = []
+    /// Those of `evicted` that conform to `InjectionDisposable`.
+    var disposable: [(_AnyRegistration, _Box)] = []
+
+    /// Takes in an instance the container let go; call under the container's lock.
+    mutating func evict(_ instance: _Box, from slot: _Slot) {
+        evicted.append((slot.registration, instance))
+        if slot.isDisposable(instance) { disposable.append((slot.registration, instance)) }
+    }
 
     /// Takes in a slot that left the container, with its cached instance; its build is abandoned.
     mutating func remove(_ slot: _Slot?) {
         guard let slot else { return }
         if let build = slot.build, build.hasWaiters { _WaitGraph.finished(build) }
         released.append(slot)
-        if let instance = slot.cached { evicted.append((slot.registration, instance)) }
+        if let instance = slot.cached { evict(instance, from: slot) }
     }
 }

@@ -102,6 +102,8 @@ class _AnyRegistration: @unchecked Sendable {
     func box(for object: AnyObject) -> _Box { fatalError("Injection: overridden by _Registration") }
     /// The instance if it conforms to ``InjectionDisposable``.
     func disposable(in box: _Box) -> (any InjectionDisposable)? { fatalError("Injection: overridden by _Registration") }
+    /// The identity of the instance's dynamic type.
+    func dynamicType(in box: _Box) -> ObjectIdentifier { fatalError("Injection: overridden by _Registration") }
 }
 
 final class _Registration<Value>: _AnyRegistration, @unchecked Sendable {
@@ -183,7 +185,11 @@ final class _Registration<Value>: _AnyRegistration, @unchecked Sendable {
     }
 
     override func disposable(in box: _Box) -> (any InjectionDisposable)? {
-        _Disposability.disposable(box.value(as: Value.self))
+        box.value(as: Value.self) as? any InjectionDisposable
+    }
+
+    override func dynamicType(in box: _Box) -> ObjectIdentifier {
+        ObjectIdentifier(Swift.type(of: box.value(as: Value.self) as Any))
     }
 }
 
@@ -211,6 +217,18 @@ final class _Slot {
     /// Whether the next run of the factory should record what it resolves, for the graph. Edges are
     /// recorded once per slot (and by `verify()`), so a factory that runs again costs nothing extra.
     var recordsEdges = true
+    /// Whether instances of a dynamic type conform to `InjectionDisposable`, remembered for the last
+    /// type seen: the dynamic cast costs far more than the comparison, and every eviction asks.
+    private var disposability: (type: ObjectIdentifier, conforms: Bool)?
+
+    /// Whether `instance` should be told it was evicted. Call under the container's lock.
+    func isDisposable(_ instance: _Box) -> Bool {
+        let type = registration.dynamicType(in: instance)
+        if let disposability, disposability.type == type { return disposability.conforms }
+        let conforms = registration.disposable(in: instance) != nil
+        disposability = (type, conforms)
+        return conforms
+    }
 
     init(_ registration: _AnyRegistration) {
         self.registration = registration
@@ -235,19 +253,4 @@ enum _FactoryRefusal: Error {
 struct _Unchecked<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
-}
-
-/// Remembers which dynamic types conform to `InjectionDisposable`: a conformance never changes, and the
-/// dynamic cast costs far more than a lookup (every eviction of every instance asks).
-enum _Disposability {
-    private static let lock = _Lock()
-    nonisolated(unsafe) private static var conforms: [ObjectIdentifier: Bool] = [:]
-
-    static func disposable(_ value: Any) -> (any InjectionDisposable)? {
-        let type = ObjectIdentifier(Swift.type(of: value))
-        if lock.withLock({ conforms[type] }) == false { return nil }
-        let disposable = value as? any InjectionDisposable
-        lock.withLock { conforms[type] = disposable != nil }
-        return disposable
-    }
 }
