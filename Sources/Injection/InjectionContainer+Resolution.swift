@@ -75,6 +75,8 @@ extension InjectionContainer {
 
     /// At the top of a resolution (`frame` is its root): runs the `postConstruction` calls deferred to
     /// it, now that the whole graph is cached; returns the first failure.
+    /// If one fails, everything the resolution's nested frames built and cached is evicted too, so
+    /// nothing stays cached holding an instance that was evicted for it.
     @discardableResult
     func drainDeferred(of frame: _Frame) -> InjectionError? {
         guard frame.root === frame else { return nil }
@@ -82,6 +84,9 @@ extension InjectionContainer {
         while !frame.deferred.isEmpty {
             if case .failure(let error) = frame.deferred.removeFirst()(), failure == nil { failure = error }
         }
+        let evictions = frame.evictions
+        frame.evictions = []
+        if failure != nil { for evict in evictions { evict() } }
         return failure
     }
 
@@ -221,6 +226,10 @@ extension InjectionContainer {
             if slot.build === build { slot.build = nil }
             let isCurrent = slots[key] === slot && (registration.lifetime == .singleton || build.scope == scope)
             if case .success(let instance) = result, isCurrent {
+                if defersPostConstruction && frame.root !== frame {
+                    // Undone with the rest of this resolution if a deferred `postConstruction` fails.
+                    frame.root.evictions.append { [self] in evict(instance, of: registration, from: slot) }
+                }
                 if registration.lifetime == .weak {
                     slot.weakInstance = registration.object(in: instance).map { _WeakReference($0, type: registration.type) }
                 } else {

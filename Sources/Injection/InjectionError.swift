@@ -110,8 +110,8 @@ extension InjectionError {
             kind: .factoryFailed, typeName: name, chain: chain.map(names.name), underlyingError: underlying,
             description: """
             Injection: the postConstruction of \(name) threw \(underlying)\(resolving(chain, names)). \
-            The instance was evicted, with the instance its resolve was building; objects that already \
-            received it keep it. The next resolve builds both again.
+            The instance was evicted, with everything the same resolve built; objects that already \
+            received them keep them. The next resolve builds them again.
             """)
     }
 
@@ -177,7 +177,7 @@ extension InjectionError {
             kind: .verificationFailed, typeName: "", chain: [], problems: problems,
             description: """
             Injection: verify() found \(problems.count) problem\(problems.count == 1 ? "" : "s") \
-            in \(registrations) registrations:
+            in \(registrations) registration\(registrations == 1 ? "" : "s"):
             \(list.joined(separator: "\n"))
             """)
     }

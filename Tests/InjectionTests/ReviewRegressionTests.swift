@@ -127,3 +127,30 @@ struct ReviewRegressionTests {
         #expect(old.values.first?.part !== newPart)
     }
 }
+
+private final class Top: Sendable {
+    let middle: Middle
+    init(middle: Middle) { self.middle = middle }
+}
+private final class Middle: Sendable {
+    let part: Part
+    init(part: Part) { self.part = part }
+}
+
+@Suite("Review regressions, part 2", .isolatedInjection)
+struct ReviewRegressionTests2 {
+    @Test("a failing postConstruction evicts everything its resolve built, not only the root")
+    func failingDeferredWorkEvictsTheWholeGraph() throws {
+        let fails = Counter()
+        InjectionManager.register(Top.self) { Top(middle: Inject()) }
+        InjectionManager.register(Middle.self) { Middle(part: Inject()) }
+        InjectionManager.register(Part.self) { Part(deinits: Counter()) } postConstruction: { _ in
+            if fails.increment() == 1 { throw Refused() }
+        }
+        let error = #expect(throws: InjectionError.self) { try InjectionManager.resolve(Top.self) }
+        #expect(error?.description.contains("The instance was evicted, with everything the same resolve built") == true)
+        let top = try InjectionManager.resolve(Top.self)
+        #expect(top.middle === (try InjectionManager.resolve(Middle.self)))
+        #expect(top.middle.part === (try InjectionManager.resolve(Part.self)))
+    }
+}

@@ -30,6 +30,9 @@ final class _Frame: @unchecked Sendable {
     /// `postConstruction` calls deferred until the top-level resolve has built and cached everything,
     /// so a back-reference to any type of the graph finds it. Touched only by the resolving thread.
     var deferred: [() -> Result<_Box, InjectionError>] = []
+    /// Evicts what nested frames of this resolution built and cached, should a deferred
+    /// `postConstruction` fail. Touched only by the resolving thread.
+    var evictions: [() -> Void] = []
 
     /// A frame for resolving `key` in `container`; `scope` is used only when it starts a resolution
     /// (it has no parent, or `isTaskRoot`): a nested frame keeps its resolution's scope.
