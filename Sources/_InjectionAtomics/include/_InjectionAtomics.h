@@ -17,12 +17,3 @@ void _injection_context_count_add(intptr_t delta);
 /// Whether the calling thread is the process's main thread (where the main actor runs).
 _Bool _injection_is_main_thread(void);
 #endif
-
-#ifndef INJECTION_CACHE_LOCK_H
-#define INJECTION_CACHE_LOCK_H
-/// A small lock for per-thread caches: taken by the owning thread on every cache hit (uncontended), by
-/// other threads only to evict. `word` must be zero-initialized and stay at a fixed address.
-void _injection_cache_lock(uint32_t *word);
-/// Releases `_injection_cache_lock`.
-void _injection_cache_unlock(uint32_t *word);
-#endif
