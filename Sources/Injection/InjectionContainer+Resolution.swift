@@ -66,8 +66,7 @@ extension InjectionContainer {
             throw error
         } catch {
             drainDeferred(of: frame)
-            throw .refusal(error, type: registration.type, chain: frame.chain, names: typeNames)
-                ?? .factoryFailed(registration.type, chain: frame.chain, underlying: error, names: typeNames)
+            throw .factoryFailed(registration.type, chain: frame.chain, underlying: error, names: typeNames)
         }
         if let error = drainDeferred(of: frame) { throw error }
         return value
@@ -287,8 +286,7 @@ extension InjectionContainer {
             if isPostConstruction {
                 return .failure(.postConstructionFailed(registration.type, chain: frame.chain, underlying: error, names: typeNames))
             }
-            return .failure(.refusal(error, type: registration.type, chain: frame.chain, names: typeNames)
-                ?? .factoryFailed(registration.type, chain: frame.chain, underlying: error, names: typeNames))
+            return .failure(.factoryFailed(registration.type, chain: frame.chain, underlying: error, names: typeNames))
         }
     }
 }

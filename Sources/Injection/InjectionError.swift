@@ -163,14 +163,6 @@ extension InjectionError {
             """)
     }
 
-    /// The error for a factory's refusal to run, or `nil` if `error` is not one.
-    static func refusal(_ error: any Error, type: _AnyType, chain: [_AnyType], names: _TypeNames) -> InjectionError? {
-        switch error as? _FactoryRefusal {
-        case .needsAsync: .asyncFactory(type, chain: chain, names: names)
-        case nil: nil
-        }
-    }
-
     static func verificationFailed(_ problems: [InjectionError], registrations: Int) -> InjectionError {
         let list = problems.enumerated().map { "  \($0.offset + 1). \($0.element.description)" }
         return InjectionError(

@@ -63,8 +63,8 @@ class _AnyRegistration: @unchecked Sendable {
     let type: _AnyType
     /// Whether `postConstruct(_:)` has anything to do.
     let hasPostConstruction: Bool
-    /// The factory, boxed as `@Sendable () throws -> Value`, so ``make(as:)`` can call it typed. For a
-    /// main-actor factory it checks the thread first; for an async one it always throws `.needsAsync`.
+    /// The factory, boxed as `@Sendable () throws -> Value`, so ``make(as:)`` can call it typed. A
+    /// main-actor factory runs through `assumeIsolated` (only after `step` saw a main-actor caller).
     let factoryBox: _Box
     /// Whether the factory must run on the main actor.
     let isMainActor: Bool
@@ -83,7 +83,7 @@ class _AnyRegistration: @unchecked Sendable {
         self.isAsync = isAsync
     }
 
-    /// Runs the factory in an async context: hops to the main actor or awaits as needed.
+    /// Runs an `async` factory (``isAsync``) and boxes its result.
     func makeBoxAsync() async throws -> _Box { fatalError("Injection: overridden by _Registration") }
 
     /// Runs the factory and returns its result unboxed; `Value` must be the registered value type.
@@ -109,7 +109,6 @@ class _AnyRegistration: @unchecked Sendable {
 final class _Registration<Value>: _AnyRegistration, @unchecked Sendable {
     let factory: @Sendable () throws -> Value
     let asyncFactory: (@Sendable () async throws -> Value)?
-    let mainActorFactory: (@MainActor @Sendable () throws -> Value)?
     let postConstruction: (@Sendable (Value) throws -> Void)?
     let witness: any _BoxWitness.Type = _TypedBoxWitness<Value>.self
 
@@ -120,7 +119,6 @@ final class _Registration<Value>: _AnyRegistration, @unchecked Sendable {
     ) {
         self.factory = factory
         self.asyncFactory = nil
-        self.mainActorFactory = nil
         self.postConstruction = postConstruction
         super.init(
             lifetime: lifetime, type: _AnyType(type), hasPostConstruction: postConstruction != nil,
@@ -139,19 +137,20 @@ final class _Registration<Value>: _AnyRegistration, @unchecked Sendable {
         }
         self.factory = factory
         self.asyncFactory = nil
-        self.mainActorFactory = mainActorFactory
         self.postConstruction = postConstruction
         super.init(
             lifetime: lifetime, type: _AnyType(type), hasPostConstruction: postConstruction != nil,
             factoryBox: _Box(factory), isMainActor: true, isAsync: false)
     }
 
-    /// An async factory: only `resolveAsync` and `prepare` can run it.
+    /// An async factory: only `resolveAsync` and `prepare` can run it (`step` refuses synchronous
+    /// resolves of it, and it never enters a thread's cache).
     init(lifetime: InjectionLifetime, type: Any.Type, asyncFactory: @escaping @Sendable () async throws -> Value) {
-        let factory: @Sendable () throws -> Value = { throw _FactoryRefusal.needsAsync }
+        let factory: @Sendable () throws -> Value = {
+            preconditionFailure("Injection: an async factory was run synchronously; report this as a bug")
+        }
         self.factory = factory
         self.asyncFactory = asyncFactory
-        self.mainActorFactory = nil
         self.postConstruction = nil
         super.init(
             lifetime: lifetime, type: _AnyType(type), hasPostConstruction: false,
@@ -163,12 +162,8 @@ final class _Registration<Value>: _AnyRegistration, @unchecked Sendable {
     }
 
     override func makeBoxAsync() async throws -> _Box {
-        if let asyncFactory { return _Box(try await asyncFactory(), witness: witness) }
-        if let mainActorFactory {
-            let value = try await MainActor.run { _Unchecked(try mainActorFactory()) }.value
-            return _Box(value, witness: witness)
-        }
-        return try makeBox()
+        guard let asyncFactory else { return try makeBox() }
+        return _Box(try await asyncFactory(), witness: witness)
     }
 
     override func postConstruct(_ box: _Box) throws {
@@ -234,22 +229,10 @@ final class _Slot {
         self.registration = registration
     }
 
-    /// The instance to hand out without building, if there is one.
-    var instance: _Box? {
-        if let cached { return cached }
-        if let object = weakInstance?.object { return registration.box(for: object) }
-        return nil
-    }
 }
 
-/// Why a factory refused to run where it was asked to; the container turns it into an `InjectionError`.
-enum _FactoryRefusal: Error {
-    /// An async factory was asked to run synchronously.
-    case needsAsync
-}
-
-/// Carries a value across an isolation boundary the compiler cannot see is safe: only for values
-/// that are handed over exactly once, from the task that made them to the one that waits for them.
+/// Carries a value out of `MainActor.assumeIsolated`, which requires `Sendable` results: the value is
+/// made and used on the main actor, so nothing crosses an isolation boundary.
 struct _Unchecked<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
