@@ -16,19 +16,71 @@ extension InjectionContainer {
     ) throws(InjectionError) -> Value {
         if frame != nil || transaction != nil { try observe(requested, frame: frame, transaction: transaction) }
         let key = ObjectIdentifier(requested), containerID = ObjectIdentifier(self)
-        switch threadState?._withUnsafeGuaranteedRef({ $0.lookup(container: containerID, key: key) }) {
-        case .instance(let box):
-            return box.value(as: Value.self)
-        case .factory(let registration) where !(frame?.contains(key, in: containerID) ?? false):
-            return try runTransient(
-                registration, as: Value.self, key: key, parent: frame, startsRoot: startsRoot,
+        return try fromThreadCache(key, as: Value.self, threadState: threadState) {
+            frame?.contains(key, in: containerID) ?? false
+        } transient: { (registration) throws(InjectionError) -> Value in
+            try runTransient(
+                registration, as: Value.self, key: key, parentLink: nil, parentFrame: frame, startsRoot: startsRoot,
                 threadState: threadState.unsafelyUnwrapped)
-        default:
-            return try _resolveBox(
+        } miss: { () throws(InjectionError) -> Value in
+            try _resolveBox(
                 _AnyType(requested), parent: frame, startsRoot: startsRoot, cachesInThread: true,
                 onMainActor: _MainActorCheck.isMainActor(caller)
             ).value(as: Value.self)
         }
+    }
+
+    /// Resolves `requested` inside a transient's factory that runs from the thread's cache (`link`):
+    /// `_resolve` for a chain on the stack. Only the slow path needs the link's frame.
+    @inline(__always)
+    func _resolve<Value>(
+        _ requested: Any.Type, as _: Value.Type, link: UnsafeMutablePointer<_Link>,
+        threadState: Unmanaged<_ThreadState>?, caller: (any Actor)?
+    ) throws(InjectionError) -> Value {
+        // Nothing to observe: such a factory records no edges (it is cached only once they are
+        // recorded) and runs in no open reset.
+        let key = ObjectIdentifier(requested), containerID = ObjectIdentifier(self)
+        return try fromThreadCache(key, as: Value.self, threadState: threadState) {
+            link.contains(key, in: containerID)
+        } transient: { (registration) throws(InjectionError) -> Value in
+            try runTransient(
+                registration, as: Value.self, key: key, parentLink: link, parentFrame: nil, startsRoot: false,
+                threadState: threadState.unsafelyUnwrapped)
+        } miss: { () throws(InjectionError) -> Value in
+            try _resolveBox(
+                _AnyType(requested), parent: link.frame, cachesInThread: true, onMainActor: _MainActorCheck.isMainActor(caller)
+            ).value(as: Value.self)
+        }
+    }
+
+    /// The fast path: copies a cached instance out of this thread's cache under its lock (no reference
+    /// count but the instance's own), or hands a transient's registration to `transient`, or calls
+    /// `miss`; also for a transient already in the chain (`isInChain`), so the slow path reports the cycle.
+    ///
+    /// Nothing here names `Optional<Value>`: unspecialized, that costs a generic-metadata lookup.
+    @inline(__always)
+    private func fromThreadCache<Value>(
+        _ key: ObjectIdentifier, as _: Value.Type, threadState: Unmanaged<_ThreadState>?,
+        isInChain: () -> Bool,
+        transient: (_AnyRegistration) throws(InjectionError) -> Value,
+        miss: () throws(InjectionError) -> Value
+    ) throws(InjectionError) -> Value {
+        guard let threadState else { return try miss() }
+        let containerID = ObjectIdentifier(self)
+        guard let hit = threadState._withUnsafeGuaranteedRef({ $0.beginLookup(container: containerID, key: key) }) else {
+            threadState._withUnsafeGuaranteedRef { $0.endLookup() }
+            return try miss()
+        }
+        if !hit.isFactory {
+            let storage = Unmanaged<_Box>.fromOpaque(hit.object.toOpaque())._withUnsafeGuaranteedRef { $0.storage }
+            let value = storage.assumingMemoryBound(to: Value.self).pointee
+            threadState._withUnsafeGuaranteedRef { $0.endLookup() }
+            return value
+        }
+        // Retained: another thread may evict it from the cache while the factory runs.
+        let registration = unsafeDowncast(hit.object.takeUnretainedValue(), to: _AnyRegistration.self)
+        threadState._withUnsafeGuaranteedRef { $0.endLookup() }
+        return isInChain() ? try miss() : try transient(registration)
     }
 
     /// Refuses resolves inside an open `resetCurrentContainer { }` and records "the running factory needs
@@ -42,33 +94,41 @@ extension InjectionContainer {
         }
     }
 
-    /// Runs a transient's factory found in this thread's cache: no lock, no box. It is cached there
-    /// only once its edges are recorded and if it has no `postConstruction`; the caller checked the
-    /// chain for a cycle.
+    /// Runs a transient's factory found in this thread's cache: no lock, no box, no frame (a `_Link`
+    /// on the thread's link stack stands for it). It is cached there only once its edges are recorded
+    /// and if it has no `postConstruction`; the caller checked the chain for a cycle. The parent is
+    /// `parentLink`, else `parentFrame`.
     private func runTransient<Value>(
-        _ registration: _AnyRegistration, as _: Value.Type, key: ObjectIdentifier, parent: _Frame?, startsRoot: Bool,
+        _ registration: _AnyRegistration, as _: Value.Type, key: ObjectIdentifier,
+        parentLink: UnsafeMutablePointer<_Link>?, parentFrame: _Frame?, startsRoot: Bool,
         threadState: Unmanaged<_ThreadState>
     ) throws(InjectionError) -> Value {
-        let frame = _Frame(
-            container: ObjectIdentifier(self), key: key, type: registration.type, parent: parent, recordsEdges: false,
-            isTaskRoot: startsRoot, scope: parent == nil || startsRoot ? lock.withLock { scope } : 0)
+        let containerID = ObjectIdentifier(self)
+        // A nested link keeps its resolution's scope; a new resolution takes the current one.
+        let inherited: UInt64? =
+            if startsRoot { nil }
+            else if let parentLink { parentLink.pointee.container == containerID ? parentLink.pointee.scope : nil }
+            else if let parentFrame { parentFrame.container == containerID ? parentFrame.scope : nil }
+            else { nil }
+        let newLink = _Link(
+            container: containerID, key: key, type: registration.type, parentLink: parentLink,
+            parentFrame: parentFrame.map { .passUnretained($0) }, isTaskRoot: startsRoot,
+            scope: inherited ?? scope, frame: nil)
+        let (link, outer) = threadState._withUnsafeGuaranteedRef { $0.pushLink(newLink, in: self) }
+        defer { threadState._withUnsafeGuaranteedRef { $0.popLink(link, restoring: outer) } }
         let value: Value
         do {
-            value = try withExtendedLifetime(frame) {
-                try threadState._withUnsafeGuaranteedRef { state in
-                    try _Context.withThreadScope(_Scope(container: self, frame: frame, transaction: nil), in: state) {
-                        () throws(any Error) -> Value in try registration.make(as: Value.self)
-                    }
-                }
-            }
+            value = try registration.make(as: Value.self)
         } catch let error as InjectionError {
-            drainDeferred(of: frame)
+            if let frame = link.pointee.frame { drainDeferred(of: frame) }
             throw error
         } catch {
+            let frame = link.frame
             drainDeferred(of: frame)
             throw .factoryFailed(registration.type, chain: frame.chain, underlying: error, names: typeNames)
         }
-        if let error = drainDeferred(of: frame) { throw error }
+        // A nested slow path made the link's frame: run what it deferred to this resolution's end.
+        if let frame = link.pointee.frame, let error = drainDeferred(of: frame) { throw error }
         return value
     }
 

@@ -1,3 +1,5 @@
+import _InjectionAtomics
+
 /// A registry of factories plus the instances of one resettable scope.
 ///
 /// Most code never names a container: ``InjectionManager`` and ``Inject(_:isolation:file:line:)`` act on
@@ -20,7 +22,17 @@ public final class InjectionContainer: @unchecked Sendable {
     let lock = _Lock()
     var slots: [ObjectIdentifier: _Slot] = [:]
     /// Bumped by every reset; a scoped build that started in an older scope is never cached.
-    var scope: UInt64 = 0
+    /// Written under `lock`; read under it, or without it where a stale number is harmless (a
+    /// resolution's start: its builds are checked against the current number under the lock).
+    var scope: UInt64 {
+        get { _injection_load_u64(scopeWord) }
+        set { _injection_store_u64(scopeWord, newValue) }
+    }
+    private let scopeWord: UnsafeMutablePointer<UInt64> = {
+        let word = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
+        word.initialize(to: 0)
+        return word
+    }()
     /// Whether some thread's `_ThreadState` may hold an entry of this container.
     var isInThreadCaches = false
 
@@ -46,6 +58,7 @@ public final class InjectionContainer: @unchecked Sendable {
     deinit {
         // Thread caches key entries by this container's address, which a new container may reuse.
         if isInThreadCaches { _ = _ThreadState.evict(container: ObjectIdentifier(self)) }
+        scopeWord.deallocate()
     }
 
     /// Creates a container with the same registrations as `other` and none of its instances.

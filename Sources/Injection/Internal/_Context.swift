@@ -88,22 +88,37 @@ final class _Context: Sendable {
 }
 
 /// A synchronous scope as a thread publishes it: unretained references, kept alive by whoever opened it.
+///
+/// The chain is either a frame or, while a transient runs from the thread's cache, a `_Link` on the
+/// stack of the call that runs it (see `_Link`).
 struct _Scope {
     private let _container: Unmanaged<InjectionContainer>
     private let _frame: Unmanaged<_Frame>?
+    private let _link: UnsafeMutablePointer<_Link>?
     private let _transaction: Unmanaged<_Transaction>?
 
     init(container: InjectionContainer, frame: _Frame?, transaction: _Transaction?) {
         _container = .passUnretained(container)
         _frame = frame.map { .passUnretained($0) }
+        _link = nil
         _transaction = transaction.map { .passUnretained($0) }
     }
 
+    /// The scope of a transient's factory run from the cache: no transaction, since such factories
+    /// never run inside an open reset's block of their own container.
+    init(container: InjectionContainer, link: UnsafeMutablePointer<_Link>) {
+        _container = .passUnretained(container)
+        _frame = nil
+        _link = link
+        _transaction = nil
+    }
+
     var container: InjectionContainer { _container.takeUnretainedValue() }
-    var frame: _Frame? { _frame?.takeUnretainedValue() }
+    /// The innermost frame; a link's frame is made on first use.
+    var frame: _Frame? { _link?.frame ?? _frame?.takeUnretainedValue() }
     var transaction: _Transaction? { _transaction?.takeUnretainedValue() }
 
-    /// Resolves in the scope's container with its frame, borrowing the references instead of
+    /// Resolves in the scope's container with its chain, borrowing the references instead of
     /// retaining them: every resolve inside a factory goes through here.
     @inline(__always)
     func resolve<Value>(
@@ -111,6 +126,9 @@ struct _Scope {
     ) throws(InjectionError) -> Value {
         do {
             return try _container._withUnsafeGuaranteedRef { container in
+                if let link = _link {
+                    return try container._resolve(requested, as: Value.self, link: link, threadState: threadState, caller: caller)
+                }
                 guard _transaction == nil, let frame = _frame else {
                     return try container._resolve(
                         requested, as: Value.self, frame: self.frame, transaction: transaction,

@@ -9,6 +9,8 @@ final class _Frame: @unchecked Sendable {
     /// The requested type: the registered type, or the `InjectionKey` type.
     let type: _AnyType
     let parent: _Frame?
+    /// `parent`, to walk the chain without retaining it.
+    let unretainedParent: Unmanaged<_Frame>?
     /// Whether what this factory resolves is recorded in `dependencies`, for the graph.
     let recordsEdges: Bool
     /// What this factory resolved from `container`. Touched only by the thread running the factory.
@@ -44,6 +46,7 @@ final class _Frame: @unchecked Sendable {
         self.key = key
         self.type = type
         self.parent = parent
+        self.unretainedParent = parent.map { .passUnretained($0) }
         self.recordsEdges = recordsEdges
         self.isTaskRoot = isTaskRoot
         let inherits = !isTaskRoot && parent?.container == container
@@ -77,12 +80,16 @@ final class _Frame: @unchecked Sendable {
     }
 
     /// Whether a frame in the chain resolves `key` in `container`: would resolving it again be a cycle.
+    /// Walks the chain without retaining it (each frame keeps its parent alive).
     @inline(__always)
     func contains(_ key: ObjectIdentifier, in container: ObjectIdentifier) -> Bool {
-        var frame: _Frame? = self
+        var frame: Unmanaged<_Frame>? = .passUnretained(self)
         while let current = frame {
-            if current.key == key && current.container == container { return true }
-            frame = current.parent
+            let (matches, parent) = current._withUnsafeGuaranteedRef {
+                ($0.key == key && $0.container == container, $0.unretainedParent)
+            }
+            if matches { return true }
+            frame = parent
         }
         return false
     }
@@ -98,6 +105,56 @@ final class _Frame: @unchecked Sendable {
             frame = current.parent
         }
         return nil
+    }
+}
+
+/// A transient factory being run from this thread's cache: a link in the chain, kept on the stack.
+///
+/// Building a graph of transients is the hot path that frames would slow down most (an allocation and
+/// reference counting per object), so the fast path pushes a `_Link` instead, and turns it into a
+/// `_Frame` only when something needs one: a nested resolve that takes the slow path, an error's
+/// chain, or a context that outlives the call (see ``UnsafeMutablePointer/frame``).
+struct _Link {
+    let container: ObjectIdentifier
+    let key: ObjectIdentifier
+    /// The requested type: the registered type, or the `InjectionKey` type.
+    let type: _AnyType
+    /// The link of the factory that resolved this one, when that one ran from the cache too.
+    let parentLink: UnsafeMutablePointer<_Link>?
+    /// Otherwise the frame of the factory that resolved this one, if any (kept alive by its caller).
+    let parentFrame: Unmanaged<_Frame>?
+    /// As `_Frame.isTaskRoot`.
+    let isTaskRoot: Bool
+    /// As `_Frame.scope`: the container's scope when this link's resolution started.
+    let scope: UInt64
+    /// The frame standing for this link, once one was needed; the same one every time.
+    var frame: _Frame?
+}
+
+extension UnsafeMutablePointer where Pointee == _Link {
+    /// The frame standing for this link, made (with its parents') on first use.
+    var frame: _Frame {
+        if let frame = pointee.frame { return frame }
+        let parent = pointee.parentLink?.frame ?? pointee.parentFrame?.takeUnretainedValue()
+        let frame = _Frame(
+            container: pointee.container, key: pointee.key, type: pointee.type, parent: parent, recordsEdges: false,
+            isTaskRoot: pointee.isTaskRoot, scope: pointee.scope)
+        pointee.frame = frame
+        return frame
+    }
+
+    /// Whether a link or frame in the chain resolves `key` in `container`, as `_Frame.contains`.
+    @inline(__always)
+    func contains(_ key: ObjectIdentifier, in container: ObjectIdentifier) -> Bool {
+        var link = self
+        while true {
+            if link.pointee.key == key && link.pointee.container == container { return true }
+            if let parent = link.pointee.parentLink {
+                link = parent
+            } else {
+                return link.pointee.parentFrame?._withUnsafeGuaranteedRef { $0.contains(key, in: container) } ?? false
+            }
+        }
     }
 }
 

@@ -49,6 +49,41 @@ final class _ThreadState: @unchecked Sendable {
     deinit {
         for index in 0..<capacity { entries[index].box?.release() }
         entries.deallocate()
+        links.deallocate()
+    }
+
+    // MARK: - Links of transients being built
+
+    /// Room for the `_Link`s of nested transient factories running on this thread, so pushing one
+    /// allocates nothing; deeper chains allocate their links. Owner thread only.
+    private static let linkCapacity = 32
+    private let links = UnsafeMutablePointer<_Link>.allocate(capacity: _ThreadState.linkCapacity)
+    @exclusivity(unchecked) private var linkCount = 0
+
+    /// Pushes `link`, makes it the thread's scope (in `container`), and returns it with the scope it
+    /// replaced, for ``popLink(_:restoring:)``.
+    @inline(__always)
+    func pushLink(_ link: _Link, in container: InjectionContainer) -> (UnsafeMutablePointer<_Link>, _Scope?) {
+        let pointer: UnsafeMutablePointer<_Link>
+        if linkCount < Self.linkCapacity {
+            pointer = links + linkCount
+        } else {
+            pointer = .allocate(capacity: 1)
+        }
+        linkCount += 1
+        pointer.initialize(to: link)
+        let outer = scope
+        scope = _Scope(container: container, link: pointer)
+        return (pointer, outer)
+    }
+
+    /// Pops the innermost link (releasing its frame, if one was made) and restores the scope before it.
+    @inline(__always)
+    func popLink(_ pointer: UnsafeMutablePointer<_Link>, restoring outer: _Scope?) {
+        scope = outer
+        pointer.deinitialize(count: 1)
+        linkCount -= 1
+        if linkCount >= Self.linkCapacity { pointer.deallocate() }
     }
 
     // MARK: - This thread's cache
@@ -96,27 +131,31 @@ final class _ThreadState: @unchecked Sendable {
 
     // MARK: - Lookup and insertion
 
-    /// This thread's entry for `key` of `container`: its own copy of a cached instance, or the
-    /// registration of a transient. Retaining it touches no shared cache line (boxes are per thread;
-    /// registrations are only retained, never written). Returning an enum of classes, not an
-    /// `Optional<Value>`, keeps unspecialized callers from looking up generic metadata.
+    /// Takes this thread's cache lock and returns its entry for `key` of `container`: this thread's
+    /// own copy of a cached instance (a `_Box`), or the registration of a transient. The entry stays
+    /// valid until ``endLookup()``, which must follow: copy what is needed before.
+    ///
+    /// Copying the value under the lock needs no reference count on the box (only the instance's own),
+    /// and unspecialized callers copy it without generic metadata or closures over their type.
     @inline(__always)
-    func lookup(container: ObjectIdentifier, key: ObjectIdentifier) -> _CacheHit? {
+    func beginLookup(container: ObjectIdentifier, key: ObjectIdentifier) -> (object: Unmanaged<AnyObject>, isFactory: Bool)? {
         let containerBits = UInt(bitPattern: container), keyBits = UInt(bitPattern: key)
-        return lock.withLock { () -> _CacheHit? in
-            let mask = capacity &- 1
-            var index = Self.bucket(containerBits, keyBits, mask)
-            while let object = entries[index].box {
-                if entries[index].key == keyBits && entries[index].container == containerBits {
-                    let hit = object.takeUnretainedValue()
-                    return entries[index].isFactory
-                        ? .factory(unsafeDowncast(hit, to: _AnyRegistration.self))
-                        : .instance(unsafeDowncast(hit, to: _Box.self))
-                }
-                index = (index &+ 1) & mask
+        lock.lock()
+        let mask = capacity &- 1
+        var index = Self.bucket(containerBits, keyBits, mask)
+        while let object = entries[index].box {
+            if entries[index].key == keyBits && entries[index].container == containerBits {
+                return (object, entries[index].isFactory)
             }
-            return nil
+            index = (index &+ 1) & mask
         }
+        return nil
+    }
+
+    /// Ends a ``beginLookup(container:key:)``.
+    @inline(__always)
+    func endLookup() {
+        lock.unlock()
     }
 
     /// Caches `hit` for `key` of `container`. Call only under the container's lock; release what it

@@ -10,6 +10,12 @@ intptr_t _injection_context_count(void);
 /// Adds `delta` to the count of live resolution contexts.
 void _injection_context_count_add(intptr_t delta);
 
+/// Loads a 64-bit word written only with `_injection_store_u64` (a container's scope number).
+uint64_t _injection_load_u64(const uint64_t *word);
+
+/// Stores a 64-bit word that other threads read with `_injection_load_u64`.
+void _injection_store_u64(uint64_t *word, uint64_t value);
+
 #endif
 
 #ifndef INJECTION_MAIN_THREAD_H
