@@ -62,7 +62,7 @@ extension InjectionContainer {
     private func fromThreadCache<Value>(
         _ key: ObjectIdentifier, as _: Value.Type, threadState: Unmanaged<_ThreadState>?,
         isInChain: () -> Bool,
-        transient: (_AnyRegistration) throws(InjectionError) -> Value,
+        transient: (Unmanaged<_AnyRegistration>) throws(InjectionError) -> Value,
         miss: () throws(InjectionError) -> Value
     ) throws(InjectionError) -> Value {
         guard let threadState else { return try miss() }
@@ -77,9 +77,12 @@ extension InjectionContainer {
             threadState._withUnsafeGuaranteedRef { $0.endLookup() }
             return value
         }
-        // Retained: another thread may evict it from the cache while the factory runs.
-        let registration = unsafeDowncast(hit.object.takeUnretainedValue(), to: _AnyRegistration.self)
+        // Not retained: the outermost transient pins the cache, so no registration in it is released
+        // (even if evicted) until that transient is done.
+        let registration = Unmanaged<_AnyRegistration>.fromOpaque(hit.object.toOpaque())
+        let pins = threadState._withUnsafeGuaranteedRef { $0.pinLocked() }
         threadState._withUnsafeGuaranteedRef { $0.endLookup() }
+        defer { if pins { _ = threadState._withUnsafeGuaranteedRef { $0.unpin() } } }
         return isInChain() ? try miss() : try transient(registration)
     }
 
@@ -99,7 +102,7 @@ extension InjectionContainer {
     /// and if it has no `postConstruction`; the caller checked the chain for a cycle. The parent is
     /// `parentLink`, else `parentFrame`.
     private func runTransient<Value>(
-        _ registration: _AnyRegistration, as _: Value.Type, key: ObjectIdentifier,
+        _ pinned: Unmanaged<_AnyRegistration>, as _: Value.Type, key: ObjectIdentifier,
         parentLink: UnsafeMutablePointer<_Link>?, parentFrame: _Frame?, startsRoot: Bool,
         threadState: Unmanaged<_ThreadState>
     ) throws(InjectionError) -> Value {
@@ -110,25 +113,26 @@ extension InjectionContainer {
             else if let parentLink { parentLink.pointee.container == containerID ? parentLink.pointee.scope : nil }
             else if let parentFrame { parentFrame.container == containerID ? parentFrame.scope : nil }
             else { nil }
+        let type = pinned._withUnsafeGuaranteedRef { $0.type }
         let newLink = _Link(
-            container: containerID, key: key, type: registration.type, parentLink: parentLink,
+            container: containerID, key: key, type: type, parentLink: parentLink,
             parentFrame: parentFrame.map { .passUnretained($0) }, isTaskRoot: startsRoot,
             scope: inherited ?? scope, frame: nil)
         let (link, outer) = threadState._withUnsafeGuaranteedRef { $0.pushLink(newLink, in: self) }
         defer { threadState._withUnsafeGuaranteedRef { $0.popLink(link, restoring: outer) } }
         let value: Value
         do {
-            value = try registration.make(as: Value.self)
+            value = try pinned._withUnsafeGuaranteedRef { try $0.make(as: Value.self) }
         } catch let error as InjectionError {
-            if let frame = link.pointee.frame { drainDeferred(of: frame) }
+            if let frame = link.madeFrame { drainDeferred(of: frame) }
             throw error
         } catch {
             let frame = link.frame
             drainDeferred(of: frame)
-            throw .factoryFailed(registration.type, chain: frame.chain, underlying: error, names: typeNames)
+            throw .factoryFailed(type, chain: frame.chain, underlying: error, names: typeNames)
         }
         // A nested slow path made the link's frame: run what it deferred to this resolution's end.
-        if let frame = link.pointee.frame, let error = drainDeferred(of: frame) { throw error }
+        if let frame = link.madeFrame, let error = drainDeferred(of: frame) { throw error }
         return value
     }
 

@@ -22,3 +22,5 @@ uint64_t _injection_load_u64(const uint64_t *word) {
 void _injection_store_u64(uint64_t *word, uint64_t value) {
     atomic_store_explicit((_Atomic uint64_t *)word, value, memory_order_release);
 }
+
+__thread void *_injection_thread_state_word = 0;

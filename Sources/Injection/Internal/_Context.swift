@@ -129,10 +129,15 @@ struct _Scope {
                 if let link = _link {
                     return try container._resolve(requested, as: Value.self, link: link, threadState: threadState, caller: caller)
                 }
-                guard _transaction == nil, let frame = _frame else {
+                guard _transaction == nil else {
                     return try container._resolve(
                         requested, as: Value.self, frame: self.frame, transaction: transaction,
                         threadState: threadState, caller: caller)
+                }
+                guard let frame = _frame else {
+                    // A sync `withContainer`: nothing but the container.
+                    return try container._resolve(
+                        requested, as: Value.self, frame: nil, transaction: nil, threadState: threadState, caller: caller)
                 }
                 return try frame._withUnsafeGuaranteedRef { frame in
                     try container._resolve(

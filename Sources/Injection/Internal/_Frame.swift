@@ -127,21 +127,25 @@ struct _Link {
     let isTaskRoot: Bool
     /// As `_Frame.scope`: the container's scope when this link's resolution started.
     let scope: UInt64
-    /// The frame standing for this link, once one was needed; the same one every time.
-    var frame: _Frame?
+    /// The frame standing for this link, once one was needed; the same one every time. Retained;
+    /// released when the link is popped (an unmanaged reference keeps `_Link` trivial to copy and drop).
+    var frame: Unmanaged<_Frame>?
 }
 
 extension UnsafeMutablePointer where Pointee == _Link {
     /// The frame standing for this link, made (with its parents') on first use.
     var frame: _Frame {
-        if let frame = pointee.frame { return frame }
+        if let frame = pointee.frame { return frame.takeUnretainedValue() }
         let parent = pointee.parentLink?.frame ?? pointee.parentFrame?.takeUnretainedValue()
         let frame = _Frame(
             container: pointee.container, key: pointee.key, type: pointee.type, parent: parent, recordsEdges: false,
             isTaskRoot: pointee.isTaskRoot, scope: pointee.scope)
-        pointee.frame = frame
+        pointee.frame = .passRetained(frame)
         return frame
     }
+
+    /// The link's frame if one was made.
+    var madeFrame: _Frame? { pointee.frame?.takeUnretainedValue() }
 
     /// Whether a link or frame in the chain resolves `key` in `container`, as `_Frame.contains`.
     @inline(__always)

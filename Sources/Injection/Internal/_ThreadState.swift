@@ -1,3 +1,5 @@
+import _InjectionAtomics
+
 /// What each thread keeps for itself: the context of the synchronous scope it is in, and a copy of
 /// cached instances, so a cache hit never touches a lock or a reference count other threads use.
 ///
@@ -81,15 +83,17 @@ final class _ThreadState: @unchecked Sendable {
     @inline(__always)
     func popLink(_ pointer: UnsafeMutablePointer<_Link>, restoring outer: _Scope?) {
         scope = outer
-        pointer.deinitialize(count: 1)
+        pointer.pointee.frame?.release()  // `_Link` is otherwise trivial: nothing to deinitialize.
         linkCount -= 1
         if linkCount >= Self.linkCapacity { pointer.deallocate() }
     }
 
     // MARK: - This thread's cache
 
+    /// Releases the state when its thread exits; the state itself is read through a C thread-local.
     private static let slot = _ThreadLocal { pointer in
         guard let pointer else { return }
+        _injection_set_thread_state(nil)
         let cache = Unmanaged<_ThreadState>.fromOpaque(pointer).takeRetainedValue()
         registryLock.withLock { registry[ObjectIdentifier(cache)] = nil }
         _ = cache  // Released outside the lock; its boxes with it.
@@ -98,16 +102,18 @@ final class _ThreadState: @unchecked Sendable {
     /// This thread's state, unretained (the thread keeps it alive until it exits), or `nil` if none.
     @inline(__always)
     static var current: Unmanaged<_ThreadState>? {
-        guard let pointer = slot.value else { return nil }
+        guard let pointer = _injection_thread_state() else { return nil }
         return Unmanaged<_ThreadState>.fromOpaque(pointer)
     }
 
     /// The current thread's state, created on first use.
     static var currentOrNew: _ThreadState {
-        if let pointer = slot.value { return Unmanaged<_ThreadState>.fromOpaque(pointer).takeUnretainedValue() }
+        if let pointer = _injection_thread_state() { return Unmanaged<_ThreadState>.fromOpaque(pointer).takeUnretainedValue() }
         let cache = _ThreadState()
         registryLock.withLock { registry[ObjectIdentifier(cache)] = cache }
-        slot.set(Unmanaged.passRetained(cache).toOpaque())
+        let pointer = Unmanaged.passRetained(cache).toOpaque()
+        slot.set(pointer)
+        _injection_set_thread_state(pointer)
         return cache
     }
 
@@ -158,6 +164,43 @@ final class _ThreadState: @unchecked Sendable {
         lock.unlock()
     }
 
+    // MARK: - Pinning the registrations of running transients
+
+    /// Whether this thread runs a transient's factory found in its cache: until ``unpin()``, no
+    /// registration in the cache is released, so the running factories' registrations are used
+    /// without retaining them. Guarded by `lock`.
+    @exclusivity(unchecked) private var isPinned = false
+    /// Registrations evicted from this cache while it was pinned, released by ``unpin()``. Guarded by `lock`.
+    @exclusivity(unchecked) private var pinnedEvictions: [AnyObject] = []
+
+    /// Pins the cache unless it is pinned already; returns whether this call pinned it (and must
+    /// ``unpin()``). Call between ``beginLookup(container:key:)`` and ``endLookup()``.
+    @inline(__always)
+    func pinLocked() -> Bool {
+        if isPinned { return false }
+        isPinned = true
+        return true
+    }
+
+    /// Ends the pin; returns the registrations evicted meanwhile, to release outside the lock.
+    func unpin() -> [AnyObject] {
+        lock.withLock {
+            isPinned = false
+            defer { pinnedEvictions = [] }
+            return pinnedEvictions
+        }
+    }
+
+    /// Where an evicted entry goes, under `lock`: to `evicted` (released by the evicting thread), or,
+    /// for a registration while pinned, to ``pinnedEvictions``.
+    private func retire(_ object: AnyObject, isFactory: Bool, into evicted: inout [AnyObject]) {
+        if isFactory && isPinned {
+            pinnedEvictions.append(object)
+        } else {
+            evicted.append(object)
+        }
+    }
+
     /// Caches `hit` for `key` of `container`. Call only under the container's lock; release what it
     /// returns (a replaced entry) after unlocking.
     func insert(container: ObjectIdentifier, key: ObjectIdentifier, _ hit: _CacheHit) -> AnyObject? {
@@ -171,9 +214,12 @@ final class _ThreadState: @unchecked Sendable {
             var index = Self.bucket(containerBits, keyBits, capacity - 1)
             while let existing = entries[index].box {
                 if entries[index].key == keyBits && entries[index].container == containerBits {
+                    let wasFactory = entries[index].isFactory
                     entries[index].box = .passRetained(object)
                     entries[index].isFactory = isFactory
-                    return existing.takeRetainedValue()
+                    var released: [AnyObject] = []
+                    retire(existing.takeRetainedValue(), isFactory: wasFactory, into: &released)
+                    return released.first
                 }
                 index = (index + 1) & (capacity - 1)
             }
@@ -209,7 +255,7 @@ final class _ThreadState: @unchecked Sendable {
         for index in 0..<oldCapacity {
             guard let box = old[index].box else { continue }
             if let container, old[index].container == container {
-                evicted?.pointee.append(box.takeRetainedValue())
+                if let evicted { retire(box.takeRetainedValue(), isFactory: old[index].isFactory, into: &evicted.pointee) }
                 continue
             }
             var bucket = Self.bucket(old[index].container, old[index].key, newCapacity - 1)

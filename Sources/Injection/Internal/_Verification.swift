@@ -37,6 +37,9 @@ final class _Verification: @unchecked Sendable {
             finishItem()
             startWorker()
         }
+        // This thread never resumes the factories it runs, so it needs none of their registrations:
+        // let evictions release them instead of collecting on a pin that never ends.
+        _ = _ThreadState.current?._withUnsafeGuaranteedRef { $0.unpin() }
         _Thread.park()
     }
 

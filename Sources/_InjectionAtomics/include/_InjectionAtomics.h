@@ -16,6 +16,19 @@ uint64_t _injection_load_u64(const uint64_t *word);
 /// Stores a 64-bit word that other threads read with `_injection_load_u64`.
 void _injection_store_u64(uint64_t *word, uint64_t value);
 
+/// The calling thread's Injection state (a retained `_ThreadState`), or NULL: a C thread-local, read
+/// with one load, where `pthread_getspecific` is a call and a Swift global a lazy-initialization check.
+/// The state's pthread key still exists for its destructor.
+extern __thread void *_injection_thread_state_word;
+
+static inline void *_injection_thread_state(void) {
+    return _injection_thread_state_word;
+}
+
+static inline void _injection_set_thread_state(void *state) {
+    _injection_thread_state_word = state;
+}
+
 #endif
 
 #ifndef INJECTION_MAIN_THREAD_H
