@@ -29,7 +29,7 @@ private enum Next<Inner: InjectionKey>: InjectionKey where Inner.Value == Int { 
 /// resolves the topmost one `times` times and returns the results.
 private func registerChain<Key: InjectionKey>(
     above key: Key.Type, levels: Int, in container: InjectionContainer, resolvingTop times: Int
-) -> [Result<Int, InjectionError>] where Key.Value == Int {
+) -> [Result<Int, InjectionError>] where Key.Value == Int, Key: SendableMetatype {
     guard levels > 0 else {
         return (0..<times).map { _ in Result { () throws(InjectionError) -> Int in try container.resolve(Key.self) } }
     }
@@ -64,7 +64,7 @@ struct TransientFastPathTests {
             done.open()
         }
         #expect(started.wait())
-        weak var weakRegistration = container.lock.withLock { container.slots[ObjectIdentifier(Slow.self)]?.registration }
+        weak let weakRegistration = container.lock.withLock { container.slots[ObjectIdentifier(Slow.self)]?.registration }
         #expect(weakRegistration != nil)
         container.unregister(Slow.self)  // Evicts the registration from every thread's cache.
         // The factory runs with its registration pinned, not retained: the pin must keep it alive.

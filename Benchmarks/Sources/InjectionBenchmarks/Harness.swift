@@ -127,46 +127,66 @@ struct Measurement: Sendable {
     var spread: Double { best > 0 ? (worst - best) / best : 0 }
 }
 
-/// Calibrates an iteration count so a run takes about `options.targetRunNanoseconds`, warms up, then
-/// times `options.runs` runs. `run(iterations)` does the timing itself (see ``timed(_:_:)``) so that
-/// setup and teardown, and thread start-up, stay out of the figure.
-func measure(
-    scenario: String, library: String, options: Options, operationsPerIteration: Int = 1,
-    maximumIterations: Int = 1 << 30, smokeIterations: Int = 100,
-    _ run: (Int) -> Timing
-) -> Measurement {
-    var result = Measurement(
-        scenario: scenario, library: library, iterationsPerRun: 0,
-        operationsPerIteration: operationsPerIteration, nanosecondsPerOperation: [])
-    func record(_ timing: Timing, iterations: Int) {
+/// One row waiting to be measured: what ``measureInterleaved(_:options:)`` takes.
+struct PendingRow {
+    let scenario: String
+    let library: String
+    var operationsPerIteration = 1
+    var maximumIterations = 1 << 30
+    var smokeIterations = 100
+    let run: (Int) -> Timing
+}
+
+/// Measures `rows` (the rows of one scenario) with their timed runs interleaved.
+///
+/// Each row is calibrated so one run takes about `options.targetRunNanoseconds` (calibration doubles as
+/// the first warm-up), then warmed up once at that size. Then come `options.runs` rounds; each round
+/// times every row once, starting from a different row each round. A slow phase of the machine (this
+/// VM's speed drifts by up to 2x over seconds) then lands on every row of the scenario alike, instead of
+/// on whichever row happened to be measured during it, so ratios within a scenario stay meaningful.
+/// Each row still reports its best run, median and spread. `run(iterations)` does the timing itself
+/// (see ``timed(_:_:)``) so that setup and teardown, and thread start-up, stay out of the figure.
+func measureInterleaved(_ rows: [PendingRow], options: Options) -> [Measurement] {
+    var results = rows.map {
+        Measurement(
+            scenario: $0.scenario, library: $0.library, iterationsPerRun: 0,
+            operationsPerIteration: $0.operationsPerIteration, nanosecondsPerOperation: [])
+    }
+    func record(_ timing: Timing, row index: Int) {
         blackHole(timing.checksum)
-        let operations = Double(iterations) * Double(operationsPerIteration)
-        result.nanosecondsPerOperation.append(Double(timing.nanoseconds) / operations)
+        let operations = Double(results[index].iterationsPerRun) * Double(rows[index].operationsPerIteration)
+        results[index].nanosecondsPerOperation.append(Double(timing.nanoseconds) / operations)
     }
     if options.smoke {
-        let iterations = min(smokeIterations, maximumIterations)
-        result.iterationsPerRun = iterations
-        record(run(iterations), iterations: iterations)
-        return result
+        for (index, row) in rows.enumerated() {
+            results[index].iterationsPerRun = min(row.smokeIterations, row.maximumIterations)
+            record(row.run(results[index].iterationsPerRun), row: index)
+        }
+        return results
     }
-    // Calibration doubles as the first warm-up: grow until a run takes ≥ 1/8 of the target.
-    var iterations = 1
-    var timing = run(iterations)
-    blackHole(timing.checksum)
-    while timing.nanoseconds < options.targetRunNanoseconds / 8 && iterations < maximumIterations {
-        iterations = min(iterations * 4, maximumIterations)
-        timing = run(iterations)
+    for (index, row) in rows.enumerated() {
+        // Calibration doubles as the first warm-up: grow until a run takes ≥ 1/8 of the target.
+        var iterations = 1
+        var timing = row.run(iterations)
         blackHole(timing.checksum)
+        while timing.nanoseconds < options.targetRunNanoseconds / 8 && iterations < row.maximumIterations {
+            iterations = min(iterations * 4, row.maximumIterations)
+            timing = row.run(iterations)
+            blackHole(timing.checksum)
+        }
+        let perIteration = Double(max(timing.nanoseconds, 1)) / Double(iterations)
+        iterations = max(1, min(row.maximumIterations, Int(Double(options.targetRunNanoseconds) / perIteration)))
+        // Warm-up at the final size, not recorded.
+        blackHole(row.run(iterations).checksum)
+        results[index].iterationsPerRun = iterations
     }
-    let perIteration = Double(max(timing.nanoseconds, 1)) / Double(iterations)
-    iterations = max(1, min(maximumIterations, Int(Double(options.targetRunNanoseconds) / perIteration)))
-    // Warm-up at the final size, not recorded.
-    blackHole(run(iterations).checksum)
-    result.iterationsPerRun = iterations
-    for _ in 0..<options.runs {
-        record(run(iterations), iterations: iterations)
+    for round in 0..<options.runs {
+        for offset in 0..<rows.count {
+            let index = (round + offset) % rows.count
+            record(rows[index].run(results[index].iterationsPerRun), row: index)
+        }
     }
-    return result
+    return results
 }
 
 // MARK: - Two threads

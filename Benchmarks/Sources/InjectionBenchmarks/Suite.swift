@@ -42,15 +42,27 @@ struct Suite {
         return key.lowercased().contains(filter) || title.lowercased().contains(filter)
     }
 
+    /// Rows queued by ``row(_:_:operationsPerIteration:smokeIterations:_:)`` for the scenario being set up.
+    private var pending: [PendingRow] = []
+
+    /// Queues a row of the current scenario; ``measureScenario()`` measures the queue.
     private mutating func row(
         _ scenario: String, _ library: String, operationsPerIteration: Int = 1, smokeIterations: Int = 100,
-        _ run: (Int) -> Timing
+        _ run: @escaping (Int) -> Timing
     ) {
-        let measurement = measure(
-            scenario: scenario, library: library, options: options,
-            operationsPerIteration: operationsPerIteration, smokeIterations: smokeIterations, run)
-        report.add(measurement)
-        report.printProgress(measurement)
+        pending.append(PendingRow(
+            scenario: scenario, library: library, operationsPerIteration: operationsPerIteration,
+            smokeIterations: smokeIterations, run: run))
+    }
+
+    /// Measures the queued rows with their runs interleaved (see ``measureInterleaved(_:options:)``), so
+    /// the rows a target compares share the machine's slow and fast phases alike.
+    private mutating func measureScenario() {
+        for measurement in measureInterleaved(pending, options: options) {
+            report.add(measurement)
+            report.printProgress(measurement)
+        }
+        pending = []
     }
 
     mutating func run() {
@@ -69,6 +81,7 @@ struct Suite {
             row(s, Library.baselineB) { timed($0, Baselines.cachedLoopB) }
             row(s, Library.floor) { timed($0, Baselines.cachedLoopFloor) }
             report.references[s] = (Library.baselineB, Library.floor)
+            measureScenario()
         }
 
         if wanted(Key.transient, "transient resolve of a 3-level graph") {
@@ -78,6 +91,7 @@ struct Suite {
             row(s, Library.factoryB) { timed($0, Baselines.graphLoopB) }
             row(s, Library.direct) { timed($0, Baselines.graphLoopDirect) }
             report.references[s] = (Library.factoryB, Library.direct)
+            measureScenario()
         }
 
         if wanted(Key.threads, "2 threads resolving the same cached service") {
@@ -87,6 +101,7 @@ struct Suite {
             row(s, Library.baselineB) { onTwoThreads($0) { Baselines.cachedLoopB($0) } }
             row(s, Library.floor) { onTwoThreads($0) { Baselines.cachedLoopFloor($0) } }
             report.references[s] = (Library.baselineB, Library.floor)
+            measureScenario()
         }
 
         if wanted(Key.isolated, "cached resolve inside an isolated container (withContainer)") {
@@ -99,12 +114,14 @@ struct Suite {
             // The baselines of scenario 1 (same operation), when it ran.
             report.references[s] = (Library.baselineB, Library.floor)
             report.referenceScenario[s] = Key.cached
+            measureScenario()
         }
 
         if wanted(Key.login, "login/logout loop: resolve 5 scoped services, then reset") {
             let s = Key.login
             row(s, Library.injection, smokeIterations: 20) { timed($0, InjectionScenarios.loginLogoutLoop) }
             row(s, Library.swinject, smokeIterations: 20) { timed($0, SwinjectScenarios.loginLogoutLoop) }
+            measureScenario()
         }
 
         if wanted(Key.register, "register 10,000 types; resolve one; verify") {
@@ -191,6 +208,7 @@ struct Suite {
         row(Key.verify, Library.injection, operationsPerIteration: Self.typeCount, smokeIterations: 1) { iterations in
             timed(iterations) { InjectionScenarios.verifyLoop(injection, iterations: $0) }
         }
+        measureScenario()
         report.verify = "verify(): Injection only (Swinject has no equivalent); see row \(Key.verify)"
     }
 
