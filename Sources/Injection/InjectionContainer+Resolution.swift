@@ -119,20 +119,26 @@ extension InjectionContainer {
             parentFrame: parentFrame.map { .passUnretained($0) }, isTaskRoot: startsRoot,
             scope: inherited ?? scope, frame: nil)
         let (link, outer) = threadState._withUnsafeGuaranteedRef { $0.pushLink(newLink, in: self) }
-        defer { threadState._withUnsafeGuaranteedRef { $0.popLink(link, restoring: outer) } }
+        // The deferred work runs after the link is popped, in the caller's scope, as on the slow path:
+        // a `deinit` it triggers must not resolve as if this factory had.
         let value: Value
         do {
             value = try pinned._withUnsafeGuaranteedRef { try $0.make(as: Value.self) }
         } catch let error as InjectionError {
-            if let frame = link.madeFrame { drainDeferred(of: frame) }
+            let frame = link.madeFrame
+            threadState._withUnsafeGuaranteedRef { $0.popLink(link, restoring: outer) }
+            if let frame { drainDeferred(of: frame) }
             throw error
         } catch {
             let frame = link.frame
+            threadState._withUnsafeGuaranteedRef { $0.popLink(link, restoring: outer) }
             drainDeferred(of: frame)
             throw .factoryFailed(type, chain: frame.chain, underlying: error, names: typeNames)
         }
         // A nested slow path made the link's frame: run what it deferred to this resolution's end.
-        if let frame = link.madeFrame, let error = drainDeferred(of: frame) { throw error }
+        let frame = link.madeFrame
+        threadState._withUnsafeGuaranteedRef { $0.popLink(link, restoring: outer) }
+        if let frame, let error = drainDeferred(of: frame) { throw error }
         return value
     }
 
