@@ -255,6 +255,7 @@ extension InjectionContainer {
             // reset never caches what it builds after it.
             let build = _Build(owner: frame.root, container: containerID, key: key, type: registration.type, scope: frame.scope)
             slot.build = build
+            noteInScope(slot)
             return .run(slot, registration, frame, build)
         }
     }
@@ -304,6 +305,7 @@ extension InjectionContainer {
                 } else {
                     slot.cached = instance
                 }
+                noteInScope(slot)
             }
             build.isFinished = true
             if build.hasWaiters { _WaitGraph.finished(build) }  // Lock order: container → wait graph.

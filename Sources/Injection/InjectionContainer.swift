@@ -35,6 +35,9 @@ public final class InjectionContainer: @unchecked Sendable {
     }()
     /// Whether some thread's `_ThreadState` may hold an entry of this container.
     var isInThreadCaches = false
+    /// The non-singleton slots that held an instance or a build since the last reset: all a reset has
+    /// to visit, however many types are registered. May list slots removed since.
+    var scopedSlots: [_Slot] = []
 
     // MARK: - Diagnostics
 
@@ -288,14 +291,25 @@ public final class InjectionContainer: @unchecked Sendable {
     /// Starts a new scope: evicts scoped instances, forgets weak ones, and abandons their builds.
     func resetLocked(_ evictions: inout _Evictions) {
         scope &+= 1
-        evictions.evicted.reserveCapacity(slots.count)
-        for slot in slots.values where slot.registration.lifetime != .singleton {
+        evictions.evicted.reserveCapacity(scopedSlots.count)
+        for slot in scopedSlots {
+            slot.isInScope = false
             if let instance = slot.cached { evictions.evict(instance, from: slot) }
             slot.cached = nil
             slot.weakInstance = nil
             if let build = slot.build, build.hasWaiters { _WaitGraph.finished(build) }  // Abandoned: no wait may go through it.
             slot.build = nil
         }
+        scopedSlots.removeAll(keepingCapacity: true)
+    }
+
+    /// Lists `slot` for the next reset if it is not a singleton's; call under the lock when it gets an
+    /// instance or a build.
+    @inline(__always)
+    func noteInScope(_ slot: _Slot) {
+        guard !slot.isInScope, slot.registration.lifetime != .singleton else { return }
+        slot.isInScope = true
+        scopedSlots.append(slot)
     }
 }
 
@@ -320,5 +334,9 @@ struct _Evictions {
         if let build = slot.build, build.hasWaiters { _WaitGraph.finished(build) }
         released.append(slot)
         if let instance = slot.cached { evict(instance, from: slot) }
+        // Emptied, so a reset that still finds it in `scopedSlots` has nothing left to evict or abandon.
+        slot.cached = nil
+        slot.weakInstance = nil
+        slot.build = nil
     }
 }
