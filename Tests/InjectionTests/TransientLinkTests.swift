@@ -360,10 +360,12 @@ struct TransientLinkTests {
                     started.open()
                     resetDone.wait()
                 }
+                // The running factory's container, not a captured `container`: capturing it would be a cycle.
+                let own = InjectionManager.currentContainer
                 let piece: Piece = switch route {
                 case 0: try InjectionManager.resolve(Piece.self)
-                case 1: try container.resolve(Piece.self)
-                default: try InjectionManager.withContainer(container) { try InjectionManager.resolve(Piece.self) }
+                case 1: try own.resolve(Piece.self)
+                default: try InjectionManager.withContainer(own) { try InjectionManager.resolve(Piece.self) }
                 }
                 return Inner(piece: piece)
             }
