@@ -9,14 +9,14 @@ final class _Box: @unchecked Sendable {
 
     /// Boxes `value`; `witness` must be `_TypedBoxWitness<Value>.self` (registrations keep theirs, so
     /// making a box needs no generic-metadata lookup).
-    init<Value>(_ value: Value, witness: any _BoxWitness.Type) {
+    init<Value>(_ value: consuming Value, witness: any _BoxWitness.Type) {
         let typed = UnsafeMutablePointer<Value>.allocate(capacity: 1)
-        typed.initialize(to: value)
+        typed.initialize(to: consume value)  // Moved in: no copy, no extra reference count.
         storage = UnsafeMutableRawPointer(typed)
         self.witness = witness
     }
 
-    convenience init<Value>(_ value: Value) {
+    convenience init<Value>(_ value: consuming Value) {
         self.init(value, witness: _TypedBoxWitness<Value>.self)
     }
 
