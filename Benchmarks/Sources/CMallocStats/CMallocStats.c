@@ -1,3 +1,8 @@
+#if defined(__linux__)
+#define _GNU_SOURCE
+#include <sched.h>
+#include <unistd.h>
+#endif
 #include "CMallocStats.h"
 
 #if defined(__linux__)
@@ -14,5 +19,21 @@ long long cmallocstats_heap_in_use(void) {
 #else
 long long cmallocstats_heap_in_use(void) {
     return -1;
+}
+#endif
+
+#if defined(__linux__)
+int cmallocstats_pin_thread(int index) {
+    long processors = sysconf(_SC_NPROCESSORS_ONLN);
+    if (processors < 2) return 0;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET((int)(index % processors), &set);
+    return sched_setaffinity(0, sizeof(set), &set);
+}
+#else
+int cmallocstats_pin_thread(int index) {
+    (void)index;
+    return 0;
 }
 #endif

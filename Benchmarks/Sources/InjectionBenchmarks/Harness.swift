@@ -201,6 +201,7 @@ func onTwoThreads(_ iterations: Int, _ body: @escaping @Sendable (Int) -> Int) -
     let shared = TwoThreadRun()
     for index in 0..<2 {
         let thread = Thread {
+            pinToProcessor(index)
             shared.arriveAndWait()
             let start = monotonicNanoseconds()
             let checksum = body(perThread)
@@ -258,6 +259,14 @@ private final class TwoThreadRun: @unchecked Sendable {
         defer { condition.unlock() }
         return Timing(nanoseconds: ends.max()! &- starts.min()!, checksum: checksum)
     }
+}
+
+/// Pins the calling thread to processor `index` (modulo the processors available), where the platform
+/// allows it (Linux). The two threads of a two-thread row then run on different cores, so every library's
+/// row measures two threads truly resolving at once; otherwise the scheduler may run them one after the
+/// other on one core, which makes a "2 threads" figure a single-thread one.
+func pinToProcessor(_ index: Int) {
+    _ = cmallocstats_pin_thread(Int32(index))
 }
 
 // MARK: - Memory
