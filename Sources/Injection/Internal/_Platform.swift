@@ -65,21 +65,6 @@ final class _Lock: @unchecked Sendable {
         return try body()
     }
 
-    /// Takes the lock; pair with ``unlock()``. For the thread cache's lookups only, which must copy a
-    /// value of a generic type under the lock (a closure over it would cost generic metadata).
-    @inline(__always)
-    func lock() {
-        let result = pthread_mutex_lock(mutex)
-        precondition(result == 0, "Injection: pthread_mutex_lock failed with \(result)")
-    }
-
-    /// Releases the lock taken with ``lock()``.
-    @inline(__always)
-    func unlock() {
-        let result = pthread_mutex_unlock(mutex)
-        precondition(result == 0, "Injection: pthread_mutex_unlock failed with \(result)")
-    }
-
     /// Releases the lock until ``broadcast()`` is called, then takes it again. Call only inside `withLock`.
     func wait() {
         let result = pthread_cond_wait(condition, mutex)

@@ -6,16 +6,17 @@ import _InjectionAtomics
 /// ## The synchronous context
 /// A synchronous scope (a sync `withContainer`, a factory being run, a `resetCurrentContainer { }`
 /// block) cannot hop threads, so besides the task-local it publishes its context here, where the hot
-/// path reads it with one `pthread_getspecific` instead of a (much slower) task-local lookup. Only the
-/// owning thread reads or writes it.
+/// path reads it with one load of a C thread-local instead of a (much slower) task-local lookup. Only
+/// the owning thread reads or writes it; the same goes for the stack of `_Link`s.
 ///
 /// ## The instance cache
 /// Each thread has its own cache and its own lock. The owning thread takes that lock for every lookup
 /// (uncontended, so its cache line stays on the thread's core); a container that changes (register,
 /// unregister, reset, deinit) takes the lock of every thread's cache to evict its entries, under the
 /// container's own lock, so no thread can read an instance the container no longer holds.
-/// Each thread boxes its own copy of the instance, so even the box's reference count is thread-local.
-/// 
+/// Each thread boxes its own copy of the instance, and copies it out under the lock, so even the box's
+/// reference count is untouched. Transients' registrations are used unretained under a pin (see
+/// ``pinLocked()``).
 ///
 /// Lock order: container → `registryLock` → a thread's `lock`. Evicted boxes are handed back to the
 /// caller to be released after every lock is dropped, since releasing can run a `deinit`.
