@@ -102,6 +102,10 @@ extension InjectionContainer {
     /// async factories run in a task of their own, and main-actor types are resolved on the main actor.
     func _resolveBoxAsync(_ requested: _AnyType) async throws(InjectionError) -> _Box {
         let (parent, startsRoot) = _Context.parent
+        if let transaction = openTransaction(), transaction.isOpen {
+            // A task started inside `resetCurrentContainer { }` that resolves while the block is open.
+            throw .resolvedDuringReset(requested, chain: (parent?.chain ?? []) + [requested], names: typeNames)
+        }
         if let parent, parent.container == ObjectIdentifier(self) {
             // Async factories may resolve from several child tasks at once: record under the lock.
             let edge = InjectionGraph._Edge(from: parent.type, to: requested)

@@ -29,6 +29,30 @@ struct TransactionTests {
         }
     }
 
+    @Test("a task started inside the block that resolves asynchronously while it is open gets resolvedDuringReset")
+    func asyncResolveInsideBlockThrows() {
+        let container = InjectionManager.currentContainer
+        container.register(Session.self) { Session(user: "a") }
+        let outcome = Collector<InjectionError.Kind?>(), done = Gate(), finished = Gate()
+        onThread {  // A thread of its own: the block waits for the task without blocking the task pool.
+            container.resetCurrentContainer {
+                Task {
+                    do throws(InjectionError) {
+                        _ = try await container.resolveAsync(Session.self)
+                        outcome.append(nil)
+                    } catch {
+                        outcome.append(error.kind)
+                    }
+                    done.open()
+                }
+                done.wait()
+            }
+            finished.open()
+        }
+        #expect(finished.wait())
+        #expect(outcome.values == [.resolvedDuringReset])
+    }
+
     @Test("unregister inside the block is applied too, and isRegistered sees it")
     func unregisterInsideBlock() {
         InjectionManager.register(Session.self) { Session(user: "a") }
