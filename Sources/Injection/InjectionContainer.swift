@@ -36,7 +36,7 @@ public final class InjectionContainer: @unchecked Sendable {
     /// Whether some thread's `_ThreadState` may hold an entry of this container.
     var isInThreadCaches = false
     /// The non-singleton slots that held an instance or a build since the last reset: all a reset has
-    /// to visit, however many types are registered. May list slots removed since.
+    /// to visit, however many types are registered. A slot leaves it when it leaves `slots` (`unlist`).
     var scopedSlots: [_Slot] = []
 
     // MARK: - Diagnostics
@@ -141,7 +141,7 @@ public final class InjectionContainer: @unchecked Sendable {
     public func unregister<Value>(_ type: Value.Type) {
         let key = ObjectIdentifier(type)
         if let transaction = openTransaction(), transaction.record(.unregister(key)) { return }
-        mutate { $0.remove(slots.removeValue(forKey: key)) }
+        mutate { $0.remove(unlist(slots.removeValue(forKey: key))) }
     }
 
     /// Whether a factory is registered for `type` (a type or an ``InjectionKey``).
@@ -232,8 +232,8 @@ public final class InjectionContainer: @unchecked Sendable {
             for operation in transaction.commit() {
                 switch operation {
                 case .reset: resetLocked(&evictions)
-                case .register(let key, let registration): evictions.remove(slots.updateValue(_Slot(registration), forKey: key))
-                case .unregister(let key): evictions.remove(slots.removeValue(forKey: key))
+                case .register(let key, let registration): evictions.remove(unlist(slots.updateValue(_Slot(registration), forKey: key)))
+                case .unregister(let key): evictions.remove(unlist(slots.removeValue(forKey: key)))
                 }
             }
         }
@@ -245,7 +245,7 @@ public final class InjectionContainer: @unchecked Sendable {
         typeNames.noteRegistered(registration.type.type)
         let key = registration.type.id
         if let transaction = openTransaction(), transaction.record(.register(key, registration)) { return }
-        mutate { $0.remove(slots.updateValue(_Slot(registration), forKey: key)) }
+        mutate { $0.remove(unlist(slots.updateValue(_Slot(registration), forKey: key))) }
     }
 
     /// Changes the state under the lock, then, after unlocking, tells evicted ``InjectionDisposable``
@@ -293,7 +293,7 @@ public final class InjectionContainer: @unchecked Sendable {
         scope &+= 1
         evictions.evicted.reserveCapacity(scopedSlots.count)
         for slot in scopedSlots {
-            slot.isInScope = false
+            slot.scopeIndex = nil
             if let instance = slot.cached { evictions.evict(instance, from: slot) }
             slot.cached = nil
             slot.weakInstance = nil
@@ -307,9 +307,22 @@ public final class InjectionContainer: @unchecked Sendable {
     /// instance or a build.
     @inline(__always)
     func noteInScope(_ slot: _Slot) {
-        guard !slot.isInScope, slot.registration.lifetime != .singleton else { return }
-        slot.isInScope = true
+        guard slot.scopeIndex == nil, slot.registration.lifetime != .singleton else { return }
+        slot.scopeIndex = scopedSlots.count
         scopedSlots.append(slot)
+    }
+
+    /// Takes a slot that leaves the container out of `scopedSlots` (swap-remove, O(1)), so the list
+    /// never keeps a removed registration (and what its factory captured) alive; call under the lock.
+    func unlist(_ slot: _Slot?) -> _Slot? {
+        guard let slot, let index = slot.scopeIndex else { return slot }
+        let last = scopedSlots.removeLast()
+        if last !== slot {
+            scopedSlots[index] = last
+            last.scopeIndex = index
+        }
+        slot.scopeIndex = nil
+        return slot
     }
 }
 
@@ -334,9 +347,5 @@ struct _Evictions {
         if let build = slot.build, build.hasWaiters { _WaitGraph.finished(build) }
         released.append(slot)
         if let instance = slot.cached { evict(instance, from: slot) }
-        // Emptied, so a reset that still finds it in `scopedSlots` has nothing left to evict or abandon.
-        slot.cached = nil
-        slot.weakInstance = nil
-        slot.build = nil
     }
 }

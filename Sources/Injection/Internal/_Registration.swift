@@ -209,8 +209,9 @@ final class _Slot {
     var build: _Build?
     /// In a `verify()` copy only: why the build of this key was abandoned, so later resolves fail fast.
     var failure: InjectionError?
-    /// Whether the slot is listed in its container's `scopedSlots` (it may hold something a reset evicts).
-    var isInScope = false
+    /// Where the slot is in its container's `scopedSlots` (it may hold something a reset evicts), or
+    /// `nil` if it is not listed.
+    var scopeIndex: Int?
     /// Whether the next run of the factory should record what it resolves, for the graph. Edges are
     /// recorded once per slot (and by `verify()`), so a factory that runs again costs nothing extra.
     var recordsEdges = true
