@@ -153,9 +153,11 @@ extension InjectionContainer {
         while !frame.deferred.isEmpty {
             if case .failure(let error) = frame.deferred.removeFirst()(), failure == nil { failure = error }
         }
-        let evictions = frame.evictions
-        frame.evictions = []
-        if failure != nil { for evict in evictions { evict() } }
+        if !frame.evictions.isEmpty {
+            let evictions = frame.evictions
+            frame.evictions = []
+            if failure != nil { for evict in evictions { evict() } }
+        }
         return failure
     }
 
@@ -294,7 +296,7 @@ extension InjectionContainer {
             if case .success = result, frame.recordsEdges { slot.recordsEdges = false }
             guard let build else { return [] }
             if slot.build === build { slot.build = nil }
-            let isCurrent = slots[key] === slot && (registration.lifetime == .singleton || build.scope == scope)
+            let isCurrent = !slot.isDetached && (registration.lifetime == .singleton || build.scope == scope)
             if case .success(let instance) = result, isCurrent {
                 if defersPostConstruction && frame.root !== frame {
                     // Undone with the rest of this resolution if a deferred `postConstruction` fails.
@@ -308,7 +310,8 @@ extension InjectionContainer {
                 noteInScope(slot)
             }
             build.isFinished = true
-            if build.hasWaiters { _WaitGraph.finished(build) }  // Lock order: container → wait graph.
+            guard build.hasWaiters else { return [] }  // Nobody waits: nothing to wake.
+            _WaitGraph.finished(build)  // Lock order: container → wait graph.
             lock.broadcast()
             defer { build.asyncWaiters = [] }
             return build.asyncWaiters

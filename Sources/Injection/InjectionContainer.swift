@@ -36,7 +36,7 @@ public final class InjectionContainer: @unchecked Sendable {
     /// Whether some thread's `_ThreadState` may hold an entry of this container.
     var isInThreadCaches = false
     /// The non-singleton slots that held an instance or a build since the last reset: all a reset has
-    /// to visit, however many types are registered. A slot leaves it when it leaves `slots` (`unlist`).
+    /// to visit, however many types are registered. A slot leaves it when it leaves `slots` (`detach`).
     var scopedSlots: [_Slot] = []
 
     // MARK: - Diagnostics
@@ -141,7 +141,7 @@ public final class InjectionContainer: @unchecked Sendable {
     public func unregister<Value>(_ type: Value.Type) {
         let key = ObjectIdentifier(type)
         if let transaction = openTransaction(), transaction.record(.unregister(key)) { return }
-        mutate { $0.remove(unlist(slots.removeValue(forKey: key))) }
+        mutate { $0.remove(detach(slots.removeValue(forKey: key))) }
     }
 
     /// Whether a factory is registered for `type` (a type or an ``InjectionKey``).
@@ -232,8 +232,8 @@ public final class InjectionContainer: @unchecked Sendable {
             for operation in transaction.commit() {
                 switch operation {
                 case .reset: resetLocked(&evictions)
-                case .register(let key, let registration): evictions.remove(unlist(slots.updateValue(_Slot(registration), forKey: key)))
-                case .unregister(let key): evictions.remove(unlist(slots.removeValue(forKey: key)))
+                case .register(let key, let registration): evictions.remove(detach(slots.updateValue(_Slot(registration), forKey: key)))
+                case .unregister(let key): evictions.remove(detach(slots.removeValue(forKey: key)))
                 }
             }
         }
@@ -245,7 +245,7 @@ public final class InjectionContainer: @unchecked Sendable {
         typeNames.noteRegistered(registration.type.type)
         let key = registration.type.id
         if let transaction = openTransaction(), transaction.record(.register(key, registration)) { return }
-        mutate { $0.remove(unlist(slots.updateValue(_Slot(registration), forKey: key))) }
+        mutate { $0.remove(detach(slots.updateValue(_Slot(registration), forKey: key))) }
     }
 
     /// Changes the state under the lock, then, after unlocking, tells evicted ``InjectionDisposable``
@@ -312,9 +312,11 @@ public final class InjectionContainer: @unchecked Sendable {
         scopedSlots.append(slot)
     }
 
-    /// Takes a slot that leaves the container out of `scopedSlots` (swap-remove, O(1)), so the list
-    /// never keeps a removed registration (and what its factory captured) alive; call under the lock.
-    func unlist(_ slot: _Slot?) -> _Slot? {
+    /// Marks a slot that leaves `slots` as detached (a build that finishes in it caches nothing) and takes
+    /// it out of `scopedSlots` (swap-remove, O(1)), so the list never keeps a removed registration (and
+    /// what its factory captured) alive. Every slot that leaves `slots` goes through here; call under the lock.
+    func detach(_ slot: _Slot?) -> _Slot? {
+        slot?.isDetached = true
         guard let slot, let index = slot.scopeIndex else { return slot }
         let last = scopedSlots.removeLast()
         if last !== slot {

@@ -209,6 +209,8 @@ final class _Slot {
     var build: _Build?
     /// In a `verify()` copy only: why the build of this key was abandoned, so later resolves fail fast.
     var failure: InjectionError?
+    /// Whether the slot left its container's `slots` (unregistered or replaced): never to be filled again.
+    var isDetached = false
     /// Where the slot is in its container's `scopedSlots` (it may hold something a reset evicts), or
     /// `nil` if it is not listed.
     var scopeIndex: Int?
