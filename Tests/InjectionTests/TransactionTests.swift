@@ -30,27 +30,20 @@ struct TransactionTests {
     }
 
     @Test("a task started inside the block that resolves asynchronously while it is open gets resolvedDuringReset")
-    func asyncResolveInsideBlockThrows() async {
+    func asyncResolveInsideBlockThrows() {
         let container = InjectionManager.currentContainer
         container.register(Session.self) { Session(user: "a") }
-        let outcome = Collector<InjectionError.Kind?>(), done = Gate()
-        // The block runs on a thread of its own and waits there for the task, so no thread of the task
-        // pool is blocked; the test awaits the block without blocking one either.
-        await withCheckedContinuation { (finished: CheckedContinuation<Void, Never>) in
-            onThread {
-                container.resetCurrentContainer {
-                    Task {
-                        do throws(InjectionError) {
-                            _ = try await container.resolveAsync(Session.self)
-                            outcome.append(nil)
-                        } catch {
-                            outcome.append(error.kind)
-                        }
-                        done.open()
-                    }
-                    done.wait(seconds: 60)
+        let outcome = Collector<InjectionError.Kind?>()
+        container.resetCurrentContainer {
+            // `Task.immediate` runs on this thread until it first suspends; the resolve decides before
+            // any suspension, so the block is still open and no thread waits for the task pool.
+            Task.immediate {
+                do throws(InjectionError) {
+                    _ = try await container.resolveAsync(Session.self)
+                    outcome.append(nil)
+                } catch {
+                    outcome.append(error.kind)
                 }
-                finished.resume()
             }
         }
         #expect(outcome.values == [.resolvedDuringReset])
