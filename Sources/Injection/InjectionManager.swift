@@ -28,16 +28,23 @@ public enum InjectionManager {
         _ requested: Any.Type, as _: Value.Type, caller: (any Actor)?
     ) throws(InjectionError) -> Value {
         let state = _ThreadState.current
+        // The process-wide container, or one bound by a sync `withContainer` with nothing else in scope:
+        // both take the same path, so binding a container costs nothing per resolve.
+        let container: Unmanaged<InjectionContainer>
         if let scope = state?._withUnsafeGuaranteedRef({ $0.scope }) {
-            return try scope.resolve(requested, as: Value.self, threadState: state, caller: caller)
-        }
-        if _injection_context_count() != 0, let context = _Context.current {
+            guard let bound = scope.containerAlone else {
+                return try scope.resolve(requested, as: Value.self, threadState: state, caller: caller)
+            }
+            container = bound
+        } else if _injection_context_count() != 0, let context = _Context.current {
             return try context.container._resolve(
                 requested, as: Value.self, frame: context.frame, transaction: context.transaction, threadState: state,
                 caller: caller, startsRoot: context.frame?.isForeignToCurrentTask ?? false)
+        } else {
+            container = _shared
         }
         do {
-            return try _shared._withUnsafeGuaranteedRef {
+            return try container._withUnsafeGuaranteedRef {
                 try $0._resolve(requested, as: Value.self, frame: nil, transaction: nil, threadState: state, caller: caller)
             }
         } catch {

@@ -114,6 +114,10 @@ struct _Scope {
     }
 
     var container: InjectionContainer { _container.takeUnretainedValue() }
+    /// The container, when the scope holds nothing else (no chain, no open reset): a sync `withContainer`.
+    var containerAlone: Unmanaged<InjectionContainer>? {
+        _frame == nil && _link == nil && _transaction == nil ? _container : nil
+    }
     /// The innermost frame; a link's frame is made on first use.
     var frame: _Frame? { _link?.frame ?? _frame?.takeUnretainedValue() }
     var transaction: _Transaction? { _transaction?.takeUnretainedValue() }
@@ -135,7 +139,6 @@ struct _Scope {
                         threadState: threadState, caller: caller)
                 }
                 guard let frame = _frame else {
-                    // A sync `withContainer`: nothing but the container.
                     return try container._resolve(
                         requested, as: Value.self, frame: nil, transaction: nil, threadState: threadState, caller: caller)
                 }
