@@ -123,7 +123,8 @@ struct _Scope {
     var transaction: _Transaction? { _transaction?.takeUnretainedValue() }
 
     /// Resolves in the scope's container with its chain, borrowing the references instead of
-    /// retaining them: every resolve inside a factory goes through here.
+    /// retaining them: every resolve inside a factory goes through here. (A scope that holds only a
+    /// container takes the process-wide path instead; see `containerAlone`.)
     @inline(__always)
     func resolve<Value>(
         _ requested: Any.Type, as _: Value.Type, threadState: Unmanaged<_ThreadState>?, caller: (any Actor)?
@@ -133,14 +134,10 @@ struct _Scope {
                 if let link = _link {
                     return try container._resolve(requested, as: Value.self, link: link, threadState: threadState, caller: caller)
                 }
-                guard _transaction == nil else {
+                guard _transaction == nil, let frame = _frame else {
                     return try container._resolve(
                         requested, as: Value.self, frame: self.frame, transaction: transaction,
                         threadState: threadState, caller: caller)
-                }
-                guard let frame = _frame else {
-                    return try container._resolve(
-                        requested, as: Value.self, frame: nil, transaction: nil, threadState: threadState, caller: caller)
                 }
                 return try frame._withUnsafeGuaranteedRef { frame in
                     try container._resolve(
