@@ -37,6 +37,12 @@ private final class Fragile: Sendable {
 }
 private struct Broken: Error, CustomStringConvertible { var description: String { "broken" } }
 
+/// A container held weakly, to be captured by closures that the container itself ends up holding.
+private final class WeakContainer: @unchecked Sendable {
+    weak var object: InjectionContainer?
+    init(_ object: InjectionContainer) { self.object = object }
+}
+
 /// A switch flipped between the warm-up and the resolve under test.
 private final class Flag: @unchecked Sendable {
     private let lock = NSLock()
@@ -176,9 +182,12 @@ struct TransientLinkTests {
     @Test("a singleton postConstruction reached through container.resolve inside a cached transient runs once")
     func deferredWorkThroughPublicResolve() throws {
         let container = InjectionContainer()
-        container.register(Inner.self, lifetime: .transient) { Inner(piece: try container.resolve(Piece.self)) }
+        // Factories hold their container unowned: a strong capture would be a reference cycle (a leak).
+        container.register(Inner.self, lifetime: .transient) { [unowned container] in
+            Inner(piece: try container.resolve(Piece.self))
+        }
         container.register(Piece.self, lifetime: .singleton) { Piece() } postConstruction: { $0.construct() }
-        container.register(Outer.self, lifetime: .transient) {
+        container.register(Outer.self, lifetime: .transient) { [unowned container] in
             Outer(inner: try InjectionManager.withContainer(container) { try InjectionManager.resolve(Inner.self) })
         }
         try warm { _ = try container.resolve(Inner.self); _ = try container.resolve(Outer.self) }
@@ -194,7 +203,7 @@ struct TransientLinkTests {
     func selfCycle() throws {
         let container = InjectionContainer()
         let cycling = Flag()
-        container.register(SelfRef.self, lifetime: .transient) {
+        container.register(SelfRef.self, lifetime: .transient) { [unowned container] in
             if cycling.value == 1 { _ = try InjectionManager.resolve(SelfRef.self) }
             if cycling.value == 2 { _ = try container.resolve(SelfRef.self) }
             return SelfRef()
@@ -231,7 +240,7 @@ struct TransientLinkTests {
     func deepChain() throws {
         let container = InjectionContainer()
         let mode = Flag()
-        registerDeepChain(in: container) {
+        registerDeepChain(in: container) { [unowned container] in
             switch mode.value {
             case 1: _ = try InjectionManager.resolve(Piece.self)
             case 2: throw Broken()
@@ -327,7 +336,7 @@ struct TransientLinkTests {
         container.register(Piece.self) { Piece() } postConstruction: { $0.construct() }
         container.register(Inner.self, lifetime: .transient) { Inner(piece: try InjectionManager.resolve(Piece.self)) }
         let tasks = Collector<Task<Int, any Error>>()
-        container.register(Outer.self, lifetime: .transient) {
+        container.register(Outer.self, lifetime: .transient) { [unowned container] in
             InjectionManager.withContainer(container) {
                 tasks.append(Task {
                     try await Task.sleep(for: .milliseconds(20))
@@ -393,8 +402,11 @@ struct TransientLinkTests {
         let container = InjectionContainer()
         let seen = Collector<String>()
         let failing = Flag()
+        // The instance's deinit closure must not own the container that caches the instance (a cycle).
+        let weakContainer = WeakContainer(container)
         container.register(Fragile.self) {
             Fragile {
+                guard let container = weakContainer.object else { return }
                 // A deinit that resolves: what it sees must not depend on whether SelfRef came from the cache.
                 let inLink = InjectionManager.currentContainer === container
                 do throws(InjectionError) {
@@ -576,7 +588,7 @@ struct TransientLinkTests {
     func deepLinkFrameOutlivesLink() async throws {
         let container = InjectionContainer()
         let tasks = Collector<Task<String, Never>>()
-        registerDeepChain(in: container) {
+        registerDeepChain(in: container) { [unowned container] in
             InjectionManager.withContainer(container) {
                 tasks.append(Task {
                     try? await Task.sleep(for: .milliseconds(10))
