@@ -117,14 +117,17 @@ struct Measurement: Sendable {
 
     var best: Double { nanosecondsPerOperation.min() ?? .nan }
     var worst: Double { nanosecondsPerOperation.max() ?? .nan }
-    var median: Double {
-        let sorted = nanosecondsPerOperation.sorted()
-        guard !sorted.isEmpty else { return .nan }
-        let middle = sorted.count / 2
-        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
-    }
+    var median: Double { InjectionBenchmarks.median(of: nanosecondsPerOperation) }
     /// (worst − best) / best.
     var spread: Double { best > 0 ? (worst - best) / best : 0 }
+}
+
+/// The median of `values`; NaN if there are none.
+func median(of values: [Double]) -> Double {
+    let sorted = values.sorted()
+    guard !sorted.isEmpty else { return .nan }
+    let middle = sorted.count / 2
+    return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
 }
 
 /// One row waiting to be measured: what ``measureInterleaved(_:options:)`` takes.

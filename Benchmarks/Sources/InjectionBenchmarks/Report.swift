@@ -129,8 +129,7 @@ struct Report {
                 return
             }
             let paired = zip(top.nanosecondsPerOperation, bottom.nanosecondsPerOperation).map { $0 / $1 }.sorted()
-            let middle = paired.count / 2
-            let median = paired.count % 2 == 1 ? paired[middle] : (paired[middle - 1] + paired[middle]) / 2
+            let median = median(of: paired)
             let measured = "\(label) = \(formatRatio(median)) (median of \(paired.count) paired rounds, "
                 + "\(formatRatio(paired.first!))..\(formatRatio(paired.last!)); best runs: "
                 + "\(format(top.best)) vs \(format(bottom.best)) \(unit) = \(formatRatio(top.best / bottom.best)))"

@@ -193,14 +193,12 @@ final class _ThreadState: @unchecked Sendable {
         }
     }
 
-    /// Where an evicted entry goes, under `lock`: to `evicted` (released by the evicting thread), or,
-    /// for a registration while pinned, to ``pinnedEvictions``.
-    private func retire(_ object: AnyObject, isFactory: Bool, into evicted: inout [AnyObject]) {
-        if isFactory && isPinned {
-            pinnedEvictions.append(object)
-        } else {
-            evicted.append(object)
-        }
+    /// Where an evicted entry goes, under `lock`: back to the caller, to release once unlocked, or, for
+    /// a registration while pinned, to ``pinnedEvictions`` (then `nil`).
+    private func retire(_ object: AnyObject, isFactory: Bool) -> AnyObject? {
+        guard isFactory && isPinned else { return object }
+        pinnedEvictions.append(object)
+        return nil
     }
 
     /// Caches `hit` for `key` of `container`. Call only under the container's lock; release what it
@@ -219,9 +217,7 @@ final class _ThreadState: @unchecked Sendable {
                     let wasFactory = entries[index].isFactory
                     entries[index].box = .passRetained(object)
                     entries[index].isFactory = isFactory
-                    var released: [AnyObject] = []
-                    retire(existing.takeRetainedValue(), isFactory: wasFactory, into: &released)
-                    return released.first
+                    return retire(existing.takeRetainedValue(), isFactory: wasFactory)
                 }
                 index = (index + 1) & (capacity - 1)
             }
@@ -257,7 +253,9 @@ final class _ThreadState: @unchecked Sendable {
         for index in 0..<oldCapacity {
             guard let box = old[index].box else { continue }
             if let container, old[index].container == container {
-                if let evicted { retire(box.takeRetainedValue(), isFactory: old[index].isFactory, into: &evicted.pointee) }
+                if let released = retire(box.takeRetainedValue(), isFactory: old[index].isFactory) {
+                    evicted?.pointee.append(released)
+                }
                 continue
             }
             var bucket = Self.bucket(old[index].container, old[index].key, newCapacity - 1)
