@@ -10,16 +10,22 @@ let package = Package(
     ],
     // No `dependencies:` on purpose: the library depends on the toolchain only.
     targets: [
-        .target(name: "_InjectionAtomics"),
-        .target(name: "Injection", dependencies: ["_InjectionAtomics"]),
+        .target(name: "_InjectionPlatform"),
+        .target(name: "Injection", dependencies: ["_InjectionPlatform"]),
         .target(name: "InjectionTesting", dependencies: ["Injection"]),
-        .testTarget(name: "InjectionTests", dependencies: ["Injection", "InjectionTesting"]),
+        // OS calls the tests make (pthread keys, joinable threads with a sized stack, fork), in C so that
+        // the tests name no platform either. Not part of any product.
+        .target(name: "CInjectionTestSupport", path: "Tests/CInjectionTestSupport"),
+        .testTarget(
+            name: "InjectionTests",
+            dependencies: ["Injection", "InjectionTesting", "_InjectionPlatform", "CInjectionTestSupport"]),
         .testTarget(name: "MigrationRecipesTests", dependencies: ["Injection", "InjectionTesting"]),
     ]
 )
 
 // Settings for every Swift target, in one place.
-for target in package.targets where target.name != "_InjectionAtomics" {
+let cTargets: Set = ["_InjectionPlatform", "CInjectionTestSupport"]
+for target in package.targets where !cTargets.contains(target.name) {
     target.swiftSettings = (target.swiftSettings ?? []) + [
         // SE-0335: spell existential types `any P`.
         .enableUpcomingFeature("ExistentialAny"),

@@ -36,8 +36,13 @@ extension InjectionContainer {
             copy.slots.values.filter { !$0.registration.isAsync && !$0.registration.isMainActor }.map(\.registration.type)
         }
             .map { (String(reflecting: $0.type), $0) }.sorted { $0.0 < $1.0 }.map(\.1)
-        let problems = verification.run(types) { type throws(InjectionError) in
-            _ = try copy._resolveBox(type, parent: nil, cachesInThread: false, onMainActor: false)
+        let problems = verification.run(types) { type in
+            do throws(InjectionError) {
+                _ = try copy._resolveBox(type, parent: nil, cachesInThread: false, onMainActor: false)
+                return nil
+            } catch {
+                return error
+            }
         }
         let seen = copy.graphLock.withLock { copy.edges }
         graphLock.withLock { edges.formUnion(seen) }

@@ -221,7 +221,7 @@ extension InjectionContainer {
             if let instance = slot.cached {
                 if cachesInThread {
                     isInThreadCaches = true
-                    replaced = _ThreadState.currentOrNew.insert(container: containerID, key: key, .instance(instance.copy()))
+                    replaced = _ThreadState.currentOrNew?.insert(container: containerID, key: key, .instance(instance.copy()))
                 }
                 return .hit(instance)
             }
@@ -249,7 +249,7 @@ extension InjectionContainer {
             guard registration.lifetime != .transient else {
                 if cachesInThread && !slot.recordsEdges && !registration.hasPostConstruction && !registration.isMainActor {
                     isInThreadCaches = true
-                    replaced = _ThreadState.currentOrNew.insert(container: containerID, key: key, .factory(registration))
+                    replaced = _ThreadState.currentOrNew?.insert(container: containerID, key: key, .factory(registration))
                 }
                 return .run(slot, registration, frame, nil)
             }

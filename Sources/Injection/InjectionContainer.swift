@@ -1,4 +1,4 @@
-import _InjectionAtomics
+import _InjectionPlatform
 
 /// A registry of factories plus the instances of one resettable scope.
 ///

@@ -105,8 +105,24 @@ public struct InjectionGraph: Sendable, CustomStringConvertible {
 
     /// Escapes a Mermaid label, keeping the `<br/>` line breaks this type inserts.
     private static func mermaidEscaped(_ text: String) -> String {
-        let lines = text.split(separator: "<br/>", omittingEmptySubsequences: false)
-        return lines.map { escaped(String($0), ["\"": "#quot;", "<": "#lt;", ">": "#gt;"]) }.joined(separator: "<br/>")
+        lines(of: text).map { escaped($0, ["\"": "#quot;", "<": "#lt;", ">": "#gt;"]) }.joined(separator: "<br/>")
+    }
+
+    /// `text` split at each `<br/>`, by hand: splitting on a string needs iOS 16 without Foundation.
+    private static func lines(of text: String) -> [String] {
+        let separator = Array("<br/>")
+        var lines: [String] = [], line: [Character] = [], pending = text[...]
+        while let next = pending.first {
+            if pending.starts(with: separator) {
+                lines.append(String(line))
+                line = []
+                pending = pending.dropFirst(separator.count)
+            } else {
+                line.append(next)
+                pending = pending.dropFirst()
+            }
+        }
+        return lines + [String(line)]
     }
 
     private static func escaped(_ text: String, _ replacements: [Character: String]) -> String {

@@ -1,4 +1,4 @@
-import _InjectionAtomics
+import _InjectionPlatform
 
 /// The global entry point: registers, resolves and resets on the current container.
 ///

@@ -1,6 +1,7 @@
 import Foundation
 import Injection
 import InjectionTesting
+import _InjectionPlatform
 import Testing
 
 // MARK: - Types for the graphs below
@@ -22,6 +23,39 @@ private enum Accounting { final class Ledger: Sendable {} }
 /// 2^depth distinct types, `Zero<One<Zero<...>>>`, each needing `Leaf`, for graphs of many registrations.
 private struct Zero<Inner>: Sendable {}
 private struct One<Inner>: Sendable {}
+
+private enum ChainBase: InjectionKey { typealias Value = Int }
+/// Link `Number` of a chain; `Number` spells a number in binary with `Digit0`/`Digit1`, so 512 distinct
+/// keys nest generics only ten deep (a chain of `Link<Link<...>>` would make the runtime's type names,
+/// which `verify()` sorts by, recurse 500 deep).
+private enum ChainLink<Number>: InjectionKey { typealias Value = Int }
+private enum NoDigits {}
+private enum Digit0<Higher> {}
+private enum Digit1<Higher> {}
+
+/// Registers `levels` (at most 512) transient keys above `ChainBase`, each resolving the one below plus one.
+private struct ChainRegistrar {
+    let container: InjectionContainer
+    var levels: Int
+    var resolveBelow: @Sendable () throws -> Int = { try InjectionManager.resolve(ChainBase.self) }
+
+    mutating func visitNumbers<Higher: SendableMetatype>(digits: Int, _: Higher.Type) {
+        guard digits > 0 else { return register(ChainLink<Higher>.self) }
+        visitNumbers(digits: digits - 1, Digit0<Higher>.self)
+        visitNumbers(digits: digits - 1, Digit1<Higher>.self)
+    }
+
+    private mutating func register<Key: InjectionKey>(_: Key.Type) where Key.Value == Int, Key: SendableMetatype {
+        guard levels > 0 else { return }
+        levels -= 1
+        let below = resolveBelow
+        container.register(Key.self, lifetime: .transient) { try below() + 1 }
+        resolveBelow = { try InjectionManager.resolve(Key.self) }
+    }
+}
+
+/// The stack sizes of the threads that built `ChainBase` (a factory records them).
+private let chainBaseStacks = Collector<UInt>()
 
 private func registerNumbered<T>(_: T.Type, depth: Int, in container: InjectionContainer) {
     guard depth > 0 else {
@@ -136,6 +170,24 @@ struct DiagnosticsTests {
         #expect(error.problems.contains { $0.kind == .factoryFailed && $0.underlyingError is Broken })
         #expect(error.description.hasPrefix("Injection: verify() found 4 problems in 8 registrations:"))
         #expect(error.description.contains("no registration for Missing (resolving "))
+    }
+
+    @Test("verify() checks a 500-deep chain on worker threads with an 8 MiB stack, whatever the caller's stack")
+    func verifyDeepChain() throws {
+        let container = InjectionContainer()
+        container.register(ChainBase.self, lifetime: .transient) {
+            var low: UInt = 0, size: UInt = 0
+            _injection_thread_stack(&low, &size)
+            chainBaseStacks.append(size)
+            return 0
+        }
+        var registrar = ChainRegistrar(container: container, levels: 500)
+        registrar.visitNumbers(digits: 9, NoDigits.self)
+        #expect(registrar.levels == 0)
+        // Each transient level's resolve builds every level below it: the deepest one nests 500 factories.
+        try container.verify()
+        #expect(chainBaseStacks.values.count == 501)
+        #expect(chainBaseStacks.values.allSatisfy { $0 >= 8 << 20 }, "verify()'s workers have at least 8 MiB of stack")
     }
 
     @Test("verify() leaves the real cache untouched")

@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import Testing
 @testable import Injection
 import InjectionTesting
@@ -211,47 +208,8 @@ extension PinningAndResetListTests {
 // MARK: - Threads
 
 private final class PinScoped: Sendable {}
-nonisolated(unsafe) private var lateResolveContainer: InjectionContainer?
-nonisolated(unsafe) private var lateResolveResults: [Bool] = []
-private final class WeakState: @unchecked Sendable { weak var state: _ThreadState? }
-private let lateState = WeakState()
-private let lateResolveLock = NSLock()
 
 extension PinningAndResetListTests {
-    @Test("a thread resolving from another pthread key's destructor after the library's own ran resolves and exits cleanly")
-    func resolveFromLateKeyDestructor() throws {
-        let container = InjectionContainer()
-        container.register(PinScoped.self) { PinScoped() }
-        container.register(PinOuter.self, lifetime: .transient) { PinOuter() }
-        lateResolveContainer = container
-        _ = try container.resolve(PinScoped.self)  // Creates the library's pthread key before ours.
-        var key = pthread_key_t()
-        pthread_key_create(&key, { _ in
-            guard let container = lateResolveContainer else { return }
-            let oursRan = _ThreadState.current == nil  // The library's destructor cleared the state already.
-            let scoped = (try? container.resolve(PinScoped.self)) != nil
-            var transients = true
-            for _ in 0..<5 { transients = transients && (try? container.resolve(PinOuter.self)) != nil }
-            lateState.state = _ThreadState.current?.takeUnretainedValue()
-            lateResolveLock.withLock { lateResolveResults.append(oursRan && scoped && transients && _ThreadState.current != nil) }
-        })
-        let done = Gate()
-        let keyCopy = key
-        onThread {
-            // The library's key exists already (created before ours), so its destructor runs first.
-            for _ in 0..<5 { _ = try? container.resolve(PinOuter.self); _ = try? container.resolve(PinScoped.self) }
-            pthread_setspecific(keyCopy, UnsafeRawPointer(bitPattern: 1))
-            done.open()
-        }
-        #expect(done.wait())
-        Thread.sleep(forTimeInterval: 0.3)
-        #expect(lateResolveLock.withLock { lateResolveResults } == [true])
-        #expect(lateState.state == nil, "the state made in a late destructor must be released by a later destructor round")
-        container.resetCurrentContainer()
-        lateResolveContainer = nil
-        pthread_key_delete(key)
-    }
-
     @Test("threads resolving cached transients that re-register, unregister and reset while others do the same")
     func pinnedStress() throws {
         let container = InjectionContainer()

@@ -1,4 +1,4 @@
-import _InjectionAtomics
+import _InjectionPlatform
 
 /// What the current task resolves against: the bound container, the chain being resolved, an open reset.
 ///
@@ -69,12 +69,14 @@ final class _Context: Sendable {
     /// The caller keeps the scope's objects alive.
     @inline(__always)
     static func withThreadScope<Result, Failure: Error>(
-        _ scope: _Scope, in state: _ThreadState = _ThreadState.currentOrNew, _ body: () throws(Failure) -> Result
+        _ scope: _Scope, _ body: () throws(Failure) -> Result
     ) throws(Failure) -> Result {
-        let outer = state.scope
-        state.scope = scope
-        defer { state.scope = outer }
-        return try body()
+        try _ThreadState.withCurrent { state throws(Failure) -> Result in
+            let outer = state.scope
+            state.scope = scope
+            defer { state.scope = outer }
+            return try body()
+        }
     }
 
     /// Runs `body` with a context that keeps the current one's chain and open reset but binds `container`.

@@ -1,4 +1,4 @@
-import _InjectionAtomics
+import _InjectionPlatform
 
 /// What each thread keeps for itself: the context of the synchronous scope it is in, and a copy of
 /// cached instances, so a cache hit never touches a lock or a reference count other threads use.
@@ -43,7 +43,11 @@ final class _ThreadState: @unchecked Sendable {
     @exclusivity(unchecked) private var capacity: Int
     @exclusivity(unchecked) private var count = 0
 
-    private init() {
+    /// Whether ``insert(container:key:_:)`` caches anything: false for a state lent to an exiting thread.
+    private let caches: Bool
+
+    private init(caches: Bool = true) {
+        self.caches = caches
         capacity = 16
         entries = .allocate(capacity: capacity)
         entries.initialize(repeating: Entry(container: 0, key: 0, box: nil, isFactory: false), count: capacity)
@@ -92,13 +96,12 @@ final class _ThreadState: @unchecked Sendable {
 
     // MARK: - This thread's cache
 
-    /// Releases the state when its thread exits; the state itself is read through a C thread-local.
-    private static let slot = _ThreadLocal { pointer in
-        guard let pointer else { return }
-        _injection_set_thread_state(nil)
-        let cache = Unmanaged<_ThreadState>.fromOpaque(pointer).takeRetainedValue()
-        registryLock.withLock { registry[ObjectIdentifier(cache)] = nil }
-        _ = cache  // Released outside the lock; its boxes with it.
+    /// Releases a thread's state when the thread exits (called by the C platform layer once the thread
+    /// can no longer read it).
+    private static let release: _injection_thread_state_destructor = { pointer in
+        let state = Unmanaged<_ThreadState>.fromOpaque(pointer).takeRetainedValue()
+        registryLock.withLock { registry[ObjectIdentifier(state)] = nil }
+        _ = state  // Released outside the lock; its boxes with it.
     }
 
     /// This thread's state, unretained (the thread keeps it alive until it exits), or `nil` if none.
@@ -108,16 +111,35 @@ final class _ThreadState: @unchecked Sendable {
         return Unmanaged<_ThreadState>.fromOpaque(pointer)
     }
 
-    /// The current thread's state, created on first use.
-    static var currentOrNew: _ThreadState {
+    /// The current thread's state, created on first use; `nil` on a thread that is exiting and whose
+    /// state was already released (from a pthread key destructor that runs after the library's): a new
+    /// state there would never be released. See ``withCurrent(_:)``.
+    static var currentOrNew: _ThreadState? {
         if let pointer = _injection_thread_state() { return Unmanaged<_ThreadState>.fromOpaque(pointer).takeUnretainedValue() }
-        let cache = _ThreadState()
-        registryLock.withLock { registry[ObjectIdentifier(cache)] = cache }
-        let pointer = Unmanaged.passRetained(cache).toOpaque()
-        slot.set(pointer)
-        _injection_set_thread_state(pointer)
-        return cache
+        let state = _ThreadState()
+        let pointer = Unmanaged.passRetained(state).toOpaque()
+        guard _injection_thread_state_adopt(pointer, release) else {
+            Unmanaged<_ThreadState>.fromOpaque(pointer).release()
+            return nil
+        }
+        registryLock.withLock { registry[ObjectIdentifier(state)] = state }
+        return state
     }
+
+    /// Runs `body` with this thread's state. On a thread that is exiting, whose own state was released,
+    /// `body` gets a state lent for this call only: it caches nothing, so no container ever has to
+    /// evict from it, and it is released when `body` returns.
+    @inline(__always)
+    static func withCurrent<Result, Failure: Error>(_ body: (_ThreadState) throws(Failure) -> Result) throws(Failure) -> Result {
+        if let state = currentOrNew { return try body(state) }
+        let lent = _ThreadState(caches: false)
+        _injection_thread_state_lend(Unmanaged.passUnretained(lent).toOpaque())
+        defer { _injection_thread_state_lend(nil) }
+        return try withExtendedLifetime(lent) { () throws(Failure) -> Result in try body(lent) }
+    }
+
+    /// Number of live thread states that a container's eviction visits (a test probe).
+    static var registeredCount: Int { registryLock.withLock { registry.count } }
 
     // MARK: - Every thread's cache
 
@@ -209,6 +231,7 @@ final class _ThreadState: @unchecked Sendable {
         case .instance(let box): (box, false)
         case .factory(let registration): (registration, true)
         }
+        guard caches else { return nil }
         let replaced = lock.withLock { () -> AnyObject? in
             if (count + 1) * 2 > capacity { rehash(capacity: capacity * 2, removing: nil, into: nil) }
             var index = Self.bucket(containerBits, keyBits, capacity - 1)

@@ -52,7 +52,9 @@ final class _TypeNames: @unchecked Sendable {
 
     /// `name` as an expression prefix for `.self`: function types need parentheses.
     static func literal(_ name: String) -> String {
-        name.contains("->") || name.contains(" ") ? "(\(name))" : name
+        // Character by character: `String.contains(_: some StringProtocol)` needs iOS 16 without Foundation.
+        let isFunction = zip(name, name.dropFirst()).contains { $0 == "-" && $1 == ">" }
+        return isFunction || name.contains(" ") ? "(\(name))" : name
     }
 }
 

@@ -11,10 +11,12 @@ final class _Verification: @unchecked Sendable {
     private var pending: [_AnyType] = []
     private var remaining = 0
     private var problems: [InjectionError] = []
-    private var resolve: (@Sendable (_AnyType) throws(InjectionError) -> Void)?
+    /// Resolves one type, returning its problem or `nil`. (Not a typed-throws closure: storing one needs
+    /// that function type's metadata, which only the Swift 6.0 runtime, iOS 18 / macOS 15, can make.)
+    private var resolve: (@Sendable (_AnyType) -> InjectionError?)?
 
     /// Resolves each of `types` with `resolve` on worker threads; returns every problem found, once each.
-    func run(_ types: [_AnyType], resolve: @escaping @Sendable (_AnyType) throws(InjectionError) -> Void) -> [InjectionError] {
+    func run(_ types: [_AnyType], resolve: @escaping @Sendable (_AnyType) -> InjectionError?) -> [InjectionError] {
         lock.withLock {
             pending = types.reversed()
             remaining = types.count
@@ -45,13 +47,9 @@ final class _Verification: @unchecked Sendable {
 
     private func startWorker() {
         _Thread.detach { [self] in
-            _ThreadState.currentOrNew.isVerificationWorker = true
+            _ThreadState.currentOrNew?.isVerificationWorker = true
             while let type = lock.withLock({ pending.popLast() }) {
-                do throws(InjectionError) {
-                    try lock.withLock { resolve }?(type)
-                } catch {
-                    record(error)
-                }
+                if let error = lock.withLock({ resolve })?(type) { record(error) }
                 finishItem()
             }
         }

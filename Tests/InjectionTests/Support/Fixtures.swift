@@ -1,3 +1,4 @@
+import CInjectionTestSupport
 import Foundation
 import Injection
 
@@ -103,4 +104,26 @@ final class Latch: @unchecked Sendable {
         while !isOpen { if !condition.wait(until: deadline) { return isOpen } }
         return true
     }
+}
+
+/// The stack size of the threads `onSizedStack` starts: 8 MiB, as the library gives `verify()`'s workers.
+let sizedStack = 8 << 20
+
+/// Runs `body` on a new thread with an 8 MiB stack and returns its result once that thread has exited.
+///
+/// For tests that resolve deep graphs: Swift Testing runs tests on threads that have 512 KiB of stack on
+/// Apple platforms (and in CI's pass with `ulimit -s 512`), and a debug build uses about 11 KiB per level.
+func onSizedStack<Result>(_ body: @escaping () -> Result) -> Result {
+    var result: Result?
+    let run = SizedStackRun { result = body() }
+    test_thread_run_and_join({ context in
+        Unmanaged<SizedStackRun>.fromOpaque(context!).takeUnretainedValue().run()
+    }, Unmanaged.passUnretained(run).toOpaque(), UInt(sizedStack))
+    return withExtendedLifetime(run) { result! }
+}
+
+/// The body of one `onSizedStack` call; joining its thread orders its writes before the caller's reads.
+private final class SizedStackRun: @unchecked Sendable {
+    let run: () -> Void
+    init(_ run: @escaping () -> Void) { self.run = run }
 }

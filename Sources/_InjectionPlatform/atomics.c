@@ -1,4 +1,4 @@
-#include "_InjectionAtomics.h"
+#include "InjectionAtomics.h"
 #include <stdatomic.h>
 
 static _Atomic intptr_t context_count = 0;
@@ -22,5 +22,3 @@ uint64_t _injection_load_u64(const uint64_t *word) {
 void _injection_store_u64(uint64_t *word, uint64_t value) {
     atomic_store_explicit((_Atomic uint64_t *)word, value, memory_order_release);
 }
-
-__thread void *_injection_thread_state_word = 0;

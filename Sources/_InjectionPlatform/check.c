@@ -1,0 +1,10 @@
+#include "check.h"
+#include <stdio.h>
+#include <stdlib.h>
+
+void _injection_check(int result, const char *call) {
+    if (result == 0) return;
+    fprintf(stderr, "Injection: %s failed with error %d; this is a bug in Injection or memory corruption.\n",
+            call, result);
+    abort();
+}

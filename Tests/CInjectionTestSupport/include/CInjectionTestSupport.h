@@ -1,0 +1,30 @@
+// OS calls the tests need, behind one API on every platform (the library's own are in _InjectionPlatform).
+#ifndef C_INJECTION_TEST_SUPPORT_H
+#define C_INJECTION_TEST_SUPPORT_H
+
+#include <stdint.h>
+
+/// A pthread key's destructor.
+typedef void (*test_key_destructor)(void *_Nonnull value);
+
+/// Creates a pthread key with `destructor`; returns a handle for the functions below.
+uintptr_t test_key_create(test_key_destructor _Nonnull destructor);
+
+/// Sets the calling thread's value of `key`.
+void test_key_set(uintptr_t key, void *_Nullable value);
+
+/// Deletes `key`.
+void test_key_delete(uintptr_t key);
+
+/// What `test_thread_run_and_join` runs.
+typedef void (*test_thread_body)(void *_Nullable context);
+
+/// Runs `body(context)` on a new joinable thread with a `stack_size`-byte stack and returns once that
+/// thread has exited, every pthread key destructor included.
+void test_thread_run_and_join(test_thread_body _Nonnull body, void *_Nullable context, uintptr_t stack_size);
+
+/// Forks; the child process exits at once with status 0 if `check()` returns true, 1 otherwise. Returns
+/// the child's exit status, or -1 if it did not exit normally.
+int test_fork_and_check(_Bool (*_Nonnull check)(void));
+
+#endif

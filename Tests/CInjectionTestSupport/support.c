@@ -1,0 +1,60 @@
+#include "CInjectionTestSupport.h"
+#include <pthread.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void check(int result, const char *call) {
+    if (result == 0) return;
+    fprintf(stderr, "test support: %s failed with %d\n", call, result);
+    abort();
+}
+
+uintptr_t test_key_create(test_key_destructor destructor) {
+    pthread_key_t key;
+    check(pthread_key_create(&key, destructor), "pthread_key_create");
+    return (uintptr_t)key;
+}
+
+void test_key_set(uintptr_t key, void *value) {
+    check(pthread_setspecific((pthread_key_t)key, value), "pthread_setspecific");
+}
+
+void test_key_delete(uintptr_t key) {
+    check(pthread_key_delete((pthread_key_t)key), "pthread_key_delete");
+}
+
+struct start {
+    test_thread_body body;
+    void *context;
+};
+
+static void *run(void *argument) {
+    struct start *start = argument;
+    start->body(start->context);
+    return NULL;
+}
+
+void test_thread_run_and_join(test_thread_body body, void *context, uintptr_t stack_size) {
+    struct start start = {body, context};
+    pthread_attr_t attributes;
+    check(pthread_attr_init(&attributes), "pthread_attr_init");
+    check(pthread_attr_setstacksize(&attributes, (size_t)stack_size), "pthread_attr_setstacksize");
+    pthread_t thread;
+    check(pthread_create(&thread, &attributes, run, &start), "pthread_create");
+    check(pthread_attr_destroy(&attributes), "pthread_attr_destroy");
+    check(pthread_join(thread, NULL), "pthread_join");
+}
+
+int test_fork_and_check(_Bool (*check_in_child)(void)) {
+    pid_t child = fork();
+    if (child == -1) return -1;
+    if (child == 0) _exit(check_in_child() ? 0 : 1);
+    int status = 0;
+    while (waitpid(child, &status, 0) == -1) {
+        if (errno != EINTR) return -1;
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
