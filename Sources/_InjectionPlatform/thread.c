@@ -40,14 +40,29 @@ static void publish(void *state) {
 #endif
 }
 
+__attribute__((noinline)) static void release_state(void *state);
+
+// Runs in every round of destructors, the last included, after which sanitizers (ThreadSanitizer's own
+// key destructor runs in the last round) have torn down their per-thread state: instrumented code must
+// not run then. So this function is not instrumented, and in later rounds it only puts the mark back.
+#if defined(__has_attribute)
+#if __has_attribute(disable_sanitizer_instrumentation)
+__attribute__((disable_sanitizer_instrumentation))
+#endif
+#endif
 static void on_thread_exit(void *value) {
     // The key's value was cleared before this call: mark the thread as exiting again right away.
-    _injection_check(pthread_setspecific(key, EXITED), "pthread_setspecific");
+    int result = pthread_setspecific(key, EXITED);
+    if (result != 0) _injection_check(result, "pthread_setspecific");
     if (value == EXITED) return;  // A later round of destructors: keep the mark, nothing to release.
+    release_state(value);
+}
+
+static void release_state(void *state) {
 #if !defined(__APPLE__)
     _injection_thread_state_word = NULL;
 #endif
-    atomic_load_explicit(&state_destructor, memory_order_acquire)(value);
+    atomic_load_explicit(&state_destructor, memory_order_acquire)(state);
 }
 
 static void create_key(void) {

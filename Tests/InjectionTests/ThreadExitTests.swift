@@ -54,7 +54,7 @@ private func resolveFromDestructor(_ value: UnsafeMutableRawPointer) {
 struct ThreadExitTests {
     @Test("resolves from pthread key destructors that run before and after the library's own leave no thread state behind")
     func resolvesFromKeyDestructorsOnEitherSide() async {
-        await #expect(processExitsWith: .success) {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             // A fresh process: the library's key does not exist until the first resolve below, so one
             // key is made before it and one after it, and their destructors run on either side of its.
             precondition(_injection_thread_state() == nil, "nothing resolved yet in this process")
@@ -84,6 +84,9 @@ struct ThreadExitTests {
             precondition(seen == expected, "destructors saw \(seen), expected \(expected)")
             let statesAfter = _ThreadState.registeredCount
             precondition(statesAfter == statesBefore, "\(statesAfter - statesBefore) thread states outlived their thread")
+        }
+        if let result, result.exitStatus != .exitCode(0) {
+            Issue.record("the child process said: \(String(decoding: result.standardErrorContent, as: UTF8.self))")
         }
     }
 

@@ -6,8 +6,8 @@ import _InjectionPlatform
 /// ## The synchronous context
 /// A synchronous scope (a sync `withContainer`, a factory being run, a `resetCurrentContainer { }`
 /// block) cannot hop threads, so besides the task-local it publishes its context here, where the hot
-/// path reads it with one load of a C thread-local instead of a (much slower) task-local lookup. Only
-/// the owning thread reads or writes it; the same goes for the stack of `_Link`s.
+/// path reads it with one thread-local read (`_injection_thread_state`) instead of a (much slower)
+/// task-local lookup. Only the owning thread reads or writes it; the same goes for the stack of `_Link`s.
 ///
 /// ## The instance cache
 /// Each thread has its own cache and its own lock. The owning thread takes that lock for every lookup
@@ -300,9 +300,10 @@ enum _CacheHit {
 
 /// The lock of one thread's cache: taken by that thread on every cache hit, by others only to evict.
 ///
-/// Lighter than `_Lock` where it matters most (see `_injection_cache_lock`): uncontended, one atomic
-/// exchange to take and one store to release. Its word sits alone on its cache line, so two threads'
-/// locks never share one.
+/// Lighter than `_Lock` where it matters most (see `_injection_cache_lock`): `os_unfair_lock` on Apple
+/// platforms; on Linux, uncontended, one compare-and-swap to take and one exchange to release, and a
+/// kernel wait (not a spin) while another thread holds it to evict. Its word sits alone on its cache
+/// line, so two threads' locks never share one.
 struct _CacheLock: @unchecked Sendable {
     private let word: UnsafeMutablePointer<UInt32>
 
