@@ -269,7 +269,9 @@ extension InjectionContainer {
     /// owns no build either, and the parent's resolution is not its own to wait as.)
     private func wait(for build: _Build, key: ObjectIdentifier, frame: _Frame?) throws(InjectionError) {
         if let frame {
+            waitHooks.beforeJoining?(build.type)
             if let path = _WaitGraph.beginWaiting(frame, for: build) { throw .cycle(build.type, path: path, names: typeNames) }
+            waitHooks.afterJoining?(build.type)
         }
         defer { if let frame { _WaitGraph.endWaiting(frame) } }
         lock.withLock {

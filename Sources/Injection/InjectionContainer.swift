@@ -51,6 +51,8 @@ public final class InjectionContainer: @unchecked Sendable {
     /// Weak references to evicted instances, for `liveInstancesFromPreviousScopes()`; guarded by `graphLock`.
     var retired: [_WeakReference] = []
     var isTrackingEvictions = _isDebugAssertConfiguration()
+    /// Test-only observation points on the wait path; set before the container is shared.
+    var waitHooks = _WaitHooks()
 
     /// Creates an empty container.
     public init() {

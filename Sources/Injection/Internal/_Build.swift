@@ -36,6 +36,10 @@ enum _WaitGraph {
 
     /// Records that the resolution running `frame` waits for `build`, or returns the cycle path if
     /// waiting would deadlock because `build`'s owner is, through other waits, waiting for it.
+    ///
+    /// A cycle is reported only if the chain of waits closes now: every build on it is still unfinished.
+    /// A build that finished is an edge about to go away (its waiters are waking), `build` included: the
+    /// caller was told to wait under the container's lock, but the build may have finished since.
     static func beginWaiting(_ frame: _Frame, for build: _Build) -> [_AnyType]? {
         let resolver = frame.root
         return lock.withLock { () -> [_AnyType]? in
@@ -43,14 +47,14 @@ enum _WaitGraph {
             // chain from the type it builds down to the frame that waits.
             var path: [_AnyType] = []
             var wanted = build
-            while true {
+            while !wanted.isFinishedInGraph {
                 let owner = wanted.owner
                 if owner === resolver {
                     path += frame.chain(from: wanted.key, in: wanted.container) ?? [wanted.type]
                     path.append(build.type)
                     return path
                 }
-                guard let (next, ownerFrame) = owner.waiting, !next.isFinishedInGraph else { break }
+                guard let (next, ownerFrame) = owner.waiting else { break }
                 path += ownerFrame.chain(from: wanted.key, in: wanted.container) ?? [wanted.type]
                 wanted = next
             }
@@ -69,4 +73,11 @@ enum _WaitGraph {
         let resolver = frame.root
         lock.withLock { resolver.waiting = nil }
     }
+}
+
+/// Points where a test can act while a synchronous resolve starts waiting for another's build: before it
+/// joins the wait-for graph and after. Each gets the type being built. Empty outside tests.
+struct _WaitHooks: Sendable {
+    var beforeJoining: (@Sendable (_AnyType) -> Void)?
+    var afterJoining: (@Sendable (_AnyType) -> Void)?
 }
