@@ -72,10 +72,11 @@ extension InjectionContainer {
     /// In a `verify()` copy: keeps the edges `frame`'s chain saw and fails the builds of its resolution,
     /// so nothing waits for the thread that is about to park.
     func abandon(_ frame: _Frame, failure: InjectionError) {
+        // Only this resolution's frames: those above its root belong to another task's resolution.
         var current: _Frame? = frame
         while let link = current {
             recordEdges(of: link)
-            current = link.parent
+            current = link.isTaskRoot ? nil : link.parent
         }
         abandonBuilds(of: frame.root, failure: failure)
     }

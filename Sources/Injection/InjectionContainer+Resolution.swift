@@ -14,7 +14,11 @@ extension InjectionContainer {
         _ requested: Any.Type, as _: Value.Type, frame: _Frame?, transaction: _Transaction?,
         threadState: Unmanaged<_ThreadState>?, caller: (any Actor)?, startsRoot: Bool = false
     ) throws(InjectionError) -> Value {
-        if frame != nil || transaction != nil { try observe(requested, frame: frame, transaction: transaction) }
+        if frame != nil || transaction != nil {
+            // A frame from another task (`startsRoot`) is not this resolve's to write to: its own thread may
+            // be recording its edges right now.
+            try observe(requested, frame: startsRoot ? nil : frame, chain: frame, transaction: transaction)
+        }
         let key = ObjectIdentifier(requested), containerID = ObjectIdentifier(self)
         return try fromThreadCache(key, as: Value.self, threadState: threadState) {
             frame?.contains(key, in: containerID) ?? false
@@ -87,10 +91,11 @@ extension InjectionContainer {
     }
 
     /// Refuses resolves inside an open `resetCurrentContainer { }` and records "the running factory needs
-    /// `requested`" for the dependency graph.
-    private func observe(_ requested: Any.Type, frame: _Frame?, transaction: _Transaction?) throws(InjectionError) {
+    /// `requested`" for the dependency graph on `frame`, which must be this thread's own; `chain` is the
+    /// frame whose chain a message names.
+    private func observe(_ requested: Any.Type, frame: _Frame?, chain: _Frame?, transaction: _Transaction?) throws(InjectionError) {
         if let transaction, transaction.container === self, transaction.isOpen {
-            throw .resolvedDuringReset(_AnyType(requested), chain: (frame?.chain ?? []) + [_AnyType(requested)], names: typeNames)
+            throw .resolvedDuringReset(_AnyType(requested), chain: (chain?.chain ?? []) + [_AnyType(requested)], names: typeNames)
         }
         if let frame, frame.recordsEdges, frame.container == ObjectIdentifier(self) {
             frame.dependencies.append(_AnyType(requested))
