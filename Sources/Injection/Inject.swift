@@ -32,7 +32,7 @@ public func Inject<Value>(
     line: UInt = #line
 ) -> Value {
     do {
-        return try InjectionManager._resolveInCurrent(type, as: Value.self, caller: isolation)
+        return try InjectionManager._resolveInCurrent(_AnyType(type), as: Value.self, caller: isolation)
     } catch {
         InjectionManager._fail(error, file: file, line: line)
     }
@@ -53,7 +53,7 @@ public func Inject<Key: InjectionKey>(
     line: UInt = #line
 ) -> Key.Value {
     do {
-        return try InjectionManager._resolveInCurrent(key, as: Key.Value.self, caller: isolation)
+        return try InjectionManager._resolveInCurrent(_AnyType(key: key), as: Key.Value.self, caller: isolation)
     } catch {
         InjectionManager._fail(error, file: file, line: line)
     }

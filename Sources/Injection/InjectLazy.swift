@@ -22,7 +22,7 @@
 /// > the type and chain; its file and line are the library's); use ``resolve()`` to handle the error.
 public final class InjectLazy<Value>: @unchecked Sendable {
     private let container: InjectionContainer
-    private let requested: Any.Type
+    private let requested: _AnyType
     private let lock = _Lock()
     private var resolved: _Box?
 
@@ -30,13 +30,13 @@ public final class InjectLazy<Value>: @unchecked Sendable {
     @_disfavoredOverload  // For a key type, the key initializer below must win.
     public init(_ type: Value.Type = Value.self) {
         container = InjectionManager.currentContainer
-        requested = type
+        requested = _AnyType(type)
     }
 
     /// Creates a handle for the typed key `Key`, resolved from the current container on first use.
     public init<Key: InjectionKey>(_ key: Key.Type) where Key.Value == Value {
         container = InjectionManager.currentContainer
-        requested = key
+        requested = _AnyType(key: key)
     }
 
     /// The instance, resolved on first read; traps with an `Injection:` message if it cannot be.

@@ -22,7 +22,7 @@ extension InjectionContainer {
         factory: @escaping @MainActor @Sendable () throws -> Value,
         postConstruction: (@Sendable (Value) throws -> Void)? = nil
     ) {
-        _register(_Registration(lifetime: lifetime, type: type, mainActorFactory: factory, postConstruction: postConstruction))
+        _register(_Registration(lifetime: lifetime, type: _AnyType(type), mainActorFactory: factory, postConstruction: postConstruction))
     }
 
     /// Registers an `async` factory: built by ``resolveAsync(_:)`` or ``prepare(_:)``.
@@ -42,7 +42,7 @@ extension InjectionContainer {
         lifetime: InjectionLifetime = .scoped,
         factory: @escaping @Sendable () async throws -> Value
     ) {
-        _register(_Registration(lifetime: lifetime, type: type, asyncFactory: factory))
+        _register(_Registration(lifetime: lifetime, type: _AnyType(type), asyncFactory: factory))
     }
 
     /// Registers a main-actor factory for the typed key `Key`; see ``register(_:lifetime:isolation:factory:postConstruction:)``.
@@ -53,7 +53,7 @@ extension InjectionContainer {
         factory: @escaping @MainActor @Sendable () throws -> Key.Value,
         postConstruction: (@Sendable (Key.Value) throws -> Void)? = nil
     ) {
-        _register(_Registration(lifetime: lifetime, type: key, mainActorFactory: factory, postConstruction: postConstruction))
+        _register(_Registration(lifetime: lifetime, type: _AnyType(key: key), mainActorFactory: factory, postConstruction: postConstruction))
     }
 
     /// Registers an `async` factory for the typed key `Key`; see ``register(_:lifetime:factory:)``.
@@ -62,7 +62,7 @@ extension InjectionContainer {
         lifetime: InjectionLifetime = .scoped,
         factory: @escaping @Sendable () async throws -> Key.Value
     ) {
-        _register(_Registration(lifetime: lifetime, type: key, asyncFactory: factory))
+        _register(_Registration(lifetime: lifetime, type: _AnyType(key: key), asyncFactory: factory))
     }
 
     /// Returns the instance registered for `type`, running async factories and hopping to the main
@@ -79,7 +79,7 @@ extension InjectionContainer {
 
     /// Returns the instance registered for the typed key `Key`; see ``resolveAsync(_:)-(Value.Type)``.
     public func resolveAsync<Key: InjectionKey>(_ key: Key.Type) async throws(InjectionError) -> Key.Value {
-        try await _resolveBoxAsync(_AnyType(key)).value(as: Key.Value.self)
+        try await _resolveBoxAsync(_AnyType(key: key)).value(as: Key.Value.self)
     }
 
     /// Builds `type` now, so later synchronous resolves (`Inject()`) find it cached.
@@ -95,7 +95,7 @@ extension InjectionContainer {
 
     /// Builds the instance for the typed key `Key` now; see ``prepare(_:)-(Value.Type)``.
     public func prepare<Key: InjectionKey>(_ key: Key.Type) async throws(InjectionError) {
-        _ = try await _resolveBoxAsync(_AnyType(key))
+        _ = try await _resolveBoxAsync(_AnyType(key: key))
     }
 
     /// The async slow path: like `_resolveBox`, but waiting tasks suspend instead of blocking a thread,

@@ -11,7 +11,7 @@ extension InjectionContainer {
     /// `_Context.parent`).
     @inline(__always)
     func _resolve<Value>(
-        _ requested: Any.Type, as _: Value.Type, frame: _Frame?, transaction: _Transaction?,
+        _ requested: _AnyType, as _: Value.Type, frame: _Frame?, transaction: _Transaction?,
         threadState: Unmanaged<_ThreadState>?, caller: (any Actor)?, startsRoot: Bool = false
     ) throws(InjectionError) -> Value {
         if frame != nil || transaction != nil {
@@ -19,7 +19,7 @@ extension InjectionContainer {
             // be recording its edges right now.
             try observe(requested, frame: startsRoot ? nil : frame, chain: frame, transaction: transaction)
         }
-        let key = ObjectIdentifier(requested), containerID = ObjectIdentifier(self)
+        let key = requested.id, containerID = ObjectIdentifier(self)
         return try fromThreadCache(key, as: Value.self, threadState: threadState) {
             frame?.contains(key, in: containerID) ?? false
         } transient: { (registration) throws(InjectionError) -> Value in
@@ -28,7 +28,7 @@ extension InjectionContainer {
                 threadState: threadState.unsafelyUnwrapped)
         } miss: { () throws(InjectionError) -> Value in
             try _resolveBox(
-                _AnyType(requested), parent: frame, startsRoot: startsRoot, cachesInThread: true,
+                requested, parent: frame, startsRoot: startsRoot, cachesInThread: true,
                 onMainActor: _MainActorCheck.isMainActor(caller)
             ).value(as: Value.self)
         }
@@ -38,12 +38,12 @@ extension InjectionContainer {
     /// `_resolve` for a chain on the stack. Only the slow path needs the link's frame.
     @inline(__always)
     func _resolve<Value>(
-        _ requested: Any.Type, as _: Value.Type, link: UnsafeMutablePointer<_Link>,
+        _ requested: _AnyType, as _: Value.Type, link: UnsafeMutablePointer<_Link>,
         threadState: Unmanaged<_ThreadState>?, caller: (any Actor)?
     ) throws(InjectionError) -> Value {
         // Nothing to observe: such a factory records no edges (it is cached only once they are
         // recorded) and runs in no open reset.
-        let key = ObjectIdentifier(requested), containerID = ObjectIdentifier(self)
+        let key = requested.id, containerID = ObjectIdentifier(self)
         return try fromThreadCache(key, as: Value.self, threadState: threadState) {
             link.contains(key, in: containerID)
         } transient: { (registration) throws(InjectionError) -> Value in
@@ -52,7 +52,7 @@ extension InjectionContainer {
                 threadState: threadState.unsafelyUnwrapped)
         } miss: { () throws(InjectionError) -> Value in
             try _resolveBox(
-                _AnyType(requested), parent: link.frame, cachesInThread: true, onMainActor: _MainActorCheck.isMainActor(caller)
+                requested, parent: link.frame, cachesInThread: true, onMainActor: _MainActorCheck.isMainActor(caller)
             ).value(as: Value.self)
         }
     }
@@ -64,7 +64,7 @@ extension InjectionContainer {
     /// Nothing here names `Optional<Value>`: unspecialized, that costs a generic-metadata lookup.
     @inline(__always)
     private func fromThreadCache<Value>(
-        _ key: ObjectIdentifier, as _: Value.Type, threadState: Unmanaged<_ThreadState>?,
+        _ key: _TypeID, as _: Value.Type, threadState: Unmanaged<_ThreadState>?,
         isInChain: () -> Bool,
         transient: (Unmanaged<_AnyRegistration>) throws(InjectionError) -> Value,
         miss: () throws(InjectionError) -> Value
@@ -93,12 +93,12 @@ extension InjectionContainer {
     /// Refuses resolves inside an open `resetCurrentContainer { }` and records "the running factory needs
     /// `requested`" for the dependency graph on `frame`, which must be this thread's own; `chain` is the
     /// frame whose chain a message names.
-    private func observe(_ requested: Any.Type, frame: _Frame?, chain: _Frame?, transaction: _Transaction?) throws(InjectionError) {
+    private func observe(_ requested: _AnyType, frame: _Frame?, chain: _Frame?, transaction: _Transaction?) throws(InjectionError) {
         if let transaction, transaction.container === self, transaction.isOpen {
-            throw .resolvedDuringReset(_AnyType(requested), chain: (chain?.chain ?? []) + [_AnyType(requested)], names: typeNames)
+            throw .resolvedDuringReset(requested, chain: (chain?.chain ?? []) + [requested], names: typeNames)
         }
         if let frame, frame.recordsEdges, frame.container == ObjectIdentifier(self) {
-            frame.dependencies.append(_AnyType(requested))
+            frame.dependencies.append(requested)
         }
     }
 
@@ -107,7 +107,7 @@ extension InjectionContainer {
     /// and if it has no `postConstruction`; the caller checked the chain for a cycle. The parent is
     /// `parentLink`, else `parentFrame`.
     private func runTransient<Value>(
-        _ pinned: Unmanaged<_AnyRegistration>, as _: Value.Type, key: ObjectIdentifier,
+        _ pinned: Unmanaged<_AnyRegistration>, as _: Value.Type, key: _TypeID,
         parentLink: UnsafeMutablePointer<_Link>?, parentFrame: _Frame?, startsRoot: Bool,
         threadState: Unmanaged<_ThreadState>
     ) throws(InjectionError) -> Value {
@@ -272,7 +272,7 @@ extension InjectionContainer {
     /// A top-level resolve (no `frame`) owns no build, so nobody can be waiting for it and its wait
     /// cannot close a cycle. (A resolve whose parent frame belongs to another task passes no frame: it
     /// owns no build either, and the parent's resolution is not its own to wait as.)
-    private func wait(for build: _Build, key: ObjectIdentifier, frame: _Frame?) throws(InjectionError) {
+    private func wait(for build: _Build, key: _TypeID, frame: _Frame?) throws(InjectionError) {
         if let frame {
             waitHooks.beforeJoining?(build.type)
             if let path = _WaitGraph.beginWaiting(frame, for: build) { throw .cycle(build.type, path: path, names: typeNames) }
@@ -291,7 +291,7 @@ extension InjectionContainer {
     /// resolve, when every instance of the graph is cached, so a back-reference resolves whichever
     /// type of a cycle was asked for first.
     func finish(
-        _ outcome: inout Result<_Box, InjectionError>, _ registration: _AnyRegistration, key: ObjectIdentifier,
+        _ outcome: inout Result<_Box, InjectionError>, _ registration: _AnyRegistration, key: _TypeID,
         slot: _Slot, frame: _Frame, build: _Build?, defersPostConstruction: Bool
     ) {
         if case .success(let instance) = outcome, registration.lifetime == .weak, registration.object(in: instance) == nil {

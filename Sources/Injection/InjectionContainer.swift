@@ -20,7 +20,7 @@ public final class InjectionContainer: @unchecked Sendable {
     // MARK: - State (guarded by `lock`)
 
     let lock = _Lock()
-    var slots: [ObjectIdentifier: _Slot] = [:]
+    var slots: [_TypeID: _Slot] = [:]
     /// Bumped by every reset; a scoped build that started in an older scope is never cached.
     /// Written under `lock`; read under it, or without it where a stale number is harmless (a
     /// resolution's start: its builds are checked against the current number under the lock).
@@ -116,7 +116,7 @@ public final class InjectionContainer: @unchecked Sendable {
         factory: @escaping @Sendable () throws -> Value,
         postConstruction: (@Sendable (Value) throws -> Void)? = nil
     ) {
-        _register(_Registration(lifetime: lifetime, type: type, factory: factory, postConstruction: postConstruction))
+        _register(_Registration(lifetime: lifetime, type: _AnyType(type), factory: factory, postConstruction: postConstruction))
     }
 
     /// Registers the factory for the typed key `Key`: one of several instances of `Key.Value`.
@@ -134,23 +134,34 @@ public final class InjectionContainer: @unchecked Sendable {
         factory: @escaping @Sendable () throws -> Key.Value,
         postConstruction: (@Sendable (Key.Value) throws -> Void)? = nil
     ) {
-        _register(_Registration(lifetime: lifetime, type: key, factory: factory, postConstruction: postConstruction))
+        _register(_Registration(lifetime: lifetime, type: _AnyType(key: key), factory: factory, postConstruction: postConstruction))
     }
 
-    /// Removes the registration of `type` (a type or an ``InjectionKey``) and its cached instance.
+    /// Removes the registration of `type` and its cached instance.
     ///
     /// A resolve that is building `type` right now still returns its instance but does not cache it.
     public func unregister<Value>(_ type: Value.Type) {
-        let key = ObjectIdentifier(type)
-        if let transaction = openTransaction(), transaction.record(.unregister(key)) { return }
-        mutate { $0.remove(detach(slots.removeValue(forKey: key))) }
+        unregister(_AnyType(type))
     }
 
-    /// Whether a factory is registered for `type` (a type or an ``InjectionKey``).
+    /// Removes the registration of the typed key `Key` and its cached instance.
+    ///
+    /// For a class that is both an ``InjectionKey`` and a registered type, this removes the key's
+    /// registration; the type's stays.
+    public func unregister<Key: InjectionKey>(_ key: Key.Type) {
+        unregister(_AnyType(key: key))
+    }
+
+    /// Whether a factory is registered for `type`.
     public func isRegistered<Value>(_ type: Value.Type) -> Bool {
-        let key = ObjectIdentifier(type)
-        if let transaction = openTransaction(), let decided = transaction.registration(for: key) { return decided }
-        return lock.withLock { slots[key] != nil }
+        isRegistered(_AnyType(type))
+    }
+
+    /// Whether a factory is registered for the typed key `Key`.
+    ///
+    /// For a class that is both an ``InjectionKey`` and a registered type, this asks about the key.
+    public func isRegistered<Key: InjectionKey>(_ key: Key.Type) -> Bool {
+        isRegistered(_AnyType(key: key))
     }
 
     // MARK: - Resolution
@@ -170,7 +181,7 @@ public final class InjectionContainer: @unchecked Sendable {
     ) throws(InjectionError) -> Value {
         let (frame, startsRoot) = _Context.parent
         return try _resolve(
-            type, as: Value.self, frame: frame, transaction: _Context.active?.transaction,
+            _AnyType(type), as: Value.self, frame: frame, transaction: _Context.active?.transaction,
             threadState: _ThreadState.current, caller: isolation, startsRoot: startsRoot)
     }
 
@@ -184,7 +195,7 @@ public final class InjectionContainer: @unchecked Sendable {
     ) throws(InjectionError) -> Key.Value {
         let (frame, startsRoot) = _Context.parent
         return try _resolve(
-            key, as: Key.Value.self, frame: frame, transaction: _Context.active?.transaction,
+            _AnyType(key: key), as: Key.Value.self, frame: frame, transaction: _Context.active?.transaction,
             threadState: _ThreadState.current, caller: isolation, startsRoot: startsRoot)
     }
 
@@ -242,6 +253,18 @@ public final class InjectionContainer: @unchecked Sendable {
     }
 
     // MARK: - Internals
+
+    func unregister(_ requested: _AnyType) {
+        let key = requested.id
+        if let transaction = openTransaction(), transaction.record(.unregister(key)) { return }
+        mutate { $0.remove(detach(slots.removeValue(forKey: key))) }
+    }
+
+    func isRegistered(_ requested: _AnyType) -> Bool {
+        let key = requested.id
+        if let transaction = openTransaction(), let decided = transaction.registration(for: key) { return decided }
+        return lock.withLock { slots[key] != nil }
+    }
 
     func _register(_ registration: _AnyRegistration) {
         typeNames.noteRegistered(registration.type.type)

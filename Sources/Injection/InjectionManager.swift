@@ -25,7 +25,7 @@ public enum InjectionManager {
     /// context from the thread's state, else the task-local context, else the process-wide container.
     @inline(__always)
     static func _resolveInCurrent<Value>(
-        _ requested: Any.Type, as _: Value.Type, caller: (any Actor)?
+        _ requested: _AnyType, as _: Value.Type, caller: (any Actor)?
     ) throws(InjectionError) -> Value {
         let state = _ThreadState.current
         // The process-wide container, or one bound by a sync `withContainer` with nothing else in scope:
@@ -105,9 +105,23 @@ public enum InjectionManager {
         currentContainer.unregister(type)
     }
 
+    /// Removes the registration of the typed key `Key` from ``currentContainer``, and its cached instance.
+    ///
+    /// For a class that is both an ``InjectionKey`` and a registered type, this removes the key's registration.
+    public static func unregister<Key: InjectionKey>(_ key: Key.Type) {
+        currentContainer.unregister(key)
+    }
+
     /// Whether `type` is registered in the current container.
     public static func isRegistered<Value>(_ type: Value.Type) -> Bool {
         currentContainer.isRegistered(type)
+    }
+
+    /// Whether a factory for the typed key `Key` is registered in ``currentContainer``.
+    ///
+    /// For a class that is both an ``InjectionKey`` and a registered type, this asks about the key.
+    public static func isRegistered<Key: InjectionKey>(_ key: Key.Type) -> Bool {
+        currentContainer.isRegistered(key)
     }
 
     // MARK: - Resolution
@@ -123,14 +137,14 @@ public enum InjectionManager {
     public static func resolve<Value>(
         _ type: Value.Type = Value.self, isolation: isolated (any Actor)? = #isolation
     ) throws(InjectionError) -> Value {
-        try _resolveInCurrent(type, as: Value.self, caller: isolation)
+        try _resolveInCurrent(_AnyType(type), as: Value.self, caller: isolation)
     }
 
     /// Returns the instance registered for the typed key `Key`; throws instead of trapping.
     public static func resolve<Key: InjectionKey>(
         _ key: Key.Type, isolation: isolated (any Actor)? = #isolation
     ) throws(InjectionError) -> Key.Value {
-        try _resolveInCurrent(key, as: Key.Value.self, caller: isolation)
+        try _resolveInCurrent(_AnyType(key: key), as: Key.Value.self, caller: isolation)
     }
 
     // MARK: - Scope

@@ -68,13 +68,13 @@ private final class Probe: @unchecked Sendable {
 
 private func isServedFromThreadCache(_ type: Any.Type, of container: InjectionContainer) -> Bool {
     guard let state = _ThreadState.current?.takeUnretainedValue() else { return false }
-    let hit = state.beginLookup(container: ObjectIdentifier(container), key: ObjectIdentifier(type))
+    let hit = state.beginLookup(container: ObjectIdentifier(container), key: _AnyType(type).id)
     state.endLookup()
     return hit?.isFactory == true
 }
 
 private func registration(of type: Any.Type, in container: InjectionContainer) -> _AnyRegistration? {
-    container.lock.withLock { container.slots[ObjectIdentifier(type)]?.registration }
+    container.lock.withLock { container.slots[_AnyType(type).id]?.registration }
 }
 
 extension PinningAndResetListTests {

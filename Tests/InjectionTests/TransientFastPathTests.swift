@@ -64,7 +64,7 @@ struct TransientFastPathTests {
             done.open()
         }
         #expect(started.wait())
-        weak let weakRegistration = container.lock.withLock { container.slots[ObjectIdentifier(Slow.self)]?.registration }
+        weak let weakRegistration = container.lock.withLock { container.slots[_AnyType(Slow.self).id]?.registration }
         #expect(weakRegistration != nil)
         container.unregister(Slow.self)  // Evicts the registration from every thread's cache.
         // The factory runs with its registration pinned, not retained: the pin must keep it alive.

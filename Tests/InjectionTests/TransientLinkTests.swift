@@ -51,9 +51,17 @@ private final class Flag: @unchecked Sendable {
 }
 
 /// Whether this thread's cache serves `type` of `container` (so its resolve takes the fast path).
-private func isInThreadCache(_ type: Any.Type, of container: InjectionContainer) -> Bool {
+private func isInThreadCache<Value>(_ type: Value.Type, of container: InjectionContainer) -> Bool {
+    isInThreadCache(_AnyType(type), of: container)
+}
+
+private func isInThreadCache<Key: InjectionKey>(_ key: Key.Type, of container: InjectionContainer) -> Bool {
+    isInThreadCache(_AnyType(key: key), of: container)
+}
+
+private func isInThreadCache(_ type: _AnyType, of container: InjectionContainer) -> Bool {
     guard let state = _ThreadState.current?.takeUnretainedValue() else { return false }
-    let hit = state.beginLookup(container: ObjectIdentifier(container), key: ObjectIdentifier(type))
+    let hit = state.beginLookup(container: ObjectIdentifier(container), key: type.id)
     state.endLookup()
     return hit != nil
 }

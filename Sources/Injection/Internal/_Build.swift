@@ -6,7 +6,7 @@ final class _Build: @unchecked Sendable {
     /// The root frame of the resolution building it.
     let owner: _Frame
     let container: ObjectIdentifier
-    let key: ObjectIdentifier
+    let key: _TypeID
     let type: _AnyType
     /// The container's scope number when the build started.
     let scope: UInt64
@@ -21,7 +21,7 @@ final class _Build: @unchecked Sendable {
     /// stale (it is about to wake) and must not make a cycle.
     fileprivate var isFinishedInGraph = false
 
-    init(owner: _Frame, container: ObjectIdentifier, key: ObjectIdentifier, type: _AnyType, scope: UInt64) {
+    init(owner: _Frame, container: ObjectIdentifier, key: _TypeID, type: _AnyType, scope: UInt64) {
         self.owner = owner
         self.container = container
         self.key = key

@@ -129,7 +129,7 @@ struct _Scope {
     /// container takes the process-wide path instead; see `containerAlone`.)
     @inline(__always)
     func resolve<Value>(
-        _ requested: Any.Type, as _: Value.Type, threadState: Unmanaged<_ThreadState>?, caller: (any Actor)?
+        _ requested: _AnyType, as _: Value.Type, threadState: Unmanaged<_ThreadState>?, caller: (any Actor)?
     ) throws(InjectionError) -> Value {
         do {
             return try _container._withUnsafeGuaranteedRef { container in

@@ -5,7 +5,7 @@
 /// `postConstruction` calls.
 final class _Frame: @unchecked Sendable {
     let container: ObjectIdentifier
-    let key: ObjectIdentifier
+    let key: _TypeID
     /// The requested type: the registered type, or the `InjectionKey` type.
     let type: _AnyType
     let parent: _Frame?
@@ -39,7 +39,7 @@ final class _Frame: @unchecked Sendable {
     /// A frame for resolving `key` in `container`; `scope` is used only when it starts a resolution
     /// (it has no parent, or `isTaskRoot`): a nested frame keeps its resolution's scope.
     init(
-        container: ObjectIdentifier, key: ObjectIdentifier, type: _AnyType, parent: _Frame?, recordsEdges: Bool,
+        container: ObjectIdentifier, key: _TypeID, type: _AnyType, parent: _Frame?, recordsEdges: Bool,
         isTaskRoot: Bool = false, scope: UInt64
     ) {
         self.container = container
@@ -82,7 +82,7 @@ final class _Frame: @unchecked Sendable {
     /// Whether a frame in the chain resolves `key` in `container`: would resolving it again be a cycle.
     /// Walks the chain without retaining it (each frame keeps its parent alive).
     @inline(__always)
-    func contains(_ key: ObjectIdentifier, in container: ObjectIdentifier) -> Bool {
+    func contains(_ key: _TypeID, in container: ObjectIdentifier) -> Bool {
         var frame: Unmanaged<_Frame>? = .passUnretained(self)
         while let current = frame {
             let (matches, parent) = current._withUnsafeGuaranteedRef {
@@ -96,7 +96,7 @@ final class _Frame: @unchecked Sendable {
 
     /// The types from the frame that resolves `key` in `container` down to this one, or `nil` if no
     /// frame in the chain does.
-    func chain(from key: ObjectIdentifier, in container: ObjectIdentifier) -> [_AnyType]? {
+    func chain(from key: _TypeID, in container: ObjectIdentifier) -> [_AnyType]? {
         var types: [_AnyType] = []
         var frame: _Frame? = self
         while let current = frame {
@@ -116,7 +116,7 @@ final class _Frame: @unchecked Sendable {
 /// chain, or a context that outlives the call (see ``UnsafeMutablePointer/frame``).
 struct _Link {
     let container: ObjectIdentifier
-    let key: ObjectIdentifier
+    let key: _TypeID
     /// The requested type: the registered type, or the `InjectionKey` type.
     let type: _AnyType
     /// The link of the factory that resolved this one, when that one ran from the cache too.
@@ -149,7 +149,7 @@ extension UnsafeMutablePointer where Pointee == _Link {
 
     /// Whether a link or frame in the chain resolves `key` in `container`, as `_Frame.contains`.
     @inline(__always)
-    func contains(_ key: ObjectIdentifier, in container: ObjectIdentifier) -> Bool {
+    func contains(_ key: _TypeID, in container: ObjectIdentifier) -> Bool {
         var link = self
         while true {
             if link.pointee.key == key && link.pointee.container == container { return true }

@@ -114,21 +114,21 @@ final class _Registration<Value>: _AnyRegistration, @unchecked Sendable {
 
     /// A synchronous factory that runs wherever it is resolved.
     init(
-        lifetime: InjectionLifetime, type: Any.Type, factory: @escaping @Sendable () throws -> Value,
+        lifetime: InjectionLifetime, type: _AnyType, factory: @escaping @Sendable () throws -> Value,
         postConstruction: (@Sendable (Value) throws -> Void)?
     ) {
         self.factory = factory
         self.asyncFactory = nil
         self.postConstruction = postConstruction
         super.init(
-            lifetime: lifetime, type: _AnyType(type), hasPostConstruction: postConstruction != nil,
+            lifetime: lifetime, type: type, hasPostConstruction: postConstruction != nil,
             factoryBox: _Box(factory), isMainActor: false, isAsync: false)
     }
 
     /// A synchronous factory isolated to the main actor: runs right away on the main thread, refuses
     /// other threads with a clear error, and `resolveAsync` hops to the main actor for it.
     init(
-        lifetime: InjectionLifetime, type: Any.Type, mainActorFactory: @escaping @MainActor @Sendable () throws -> Value,
+        lifetime: InjectionLifetime, type: _AnyType, mainActorFactory: @escaping @MainActor @Sendable () throws -> Value,
         postConstruction: (@Sendable (Value) throws -> Void)?
     ) {
         let factory: @Sendable () throws -> Value = {
@@ -139,13 +139,13 @@ final class _Registration<Value>: _AnyRegistration, @unchecked Sendable {
         self.asyncFactory = nil
         self.postConstruction = postConstruction
         super.init(
-            lifetime: lifetime, type: _AnyType(type), hasPostConstruction: postConstruction != nil,
+            lifetime: lifetime, type: type, hasPostConstruction: postConstruction != nil,
             factoryBox: _Box(factory), isMainActor: true, isAsync: false)
     }
 
     /// An async factory: only `resolveAsync` and `prepare` can run it (`step` refuses synchronous
     /// resolves of it, and it never enters a thread's cache).
-    init(lifetime: InjectionLifetime, type: Any.Type, asyncFactory: @escaping @Sendable () async throws -> Value) {
+    init(lifetime: InjectionLifetime, type: _AnyType, asyncFactory: @escaping @Sendable () async throws -> Value) {
         let factory: @Sendable () throws -> Value = {
             preconditionFailure("Injection: an async factory was run synchronously; report this as a bug")
         }
@@ -153,7 +153,7 @@ final class _Registration<Value>: _AnyRegistration, @unchecked Sendable {
         self.asyncFactory = asyncFactory
         self.postConstruction = nil
         super.init(
-            lifetime: lifetime, type: _AnyType(type), hasPostConstruction: false,
+            lifetime: lifetime, type: type, hasPostConstruction: false,
             factoryBox: _Box(factory), isMainActor: false, isAsync: true)
     }
 

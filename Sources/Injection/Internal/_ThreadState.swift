@@ -168,8 +168,8 @@ final class _ThreadState: @unchecked Sendable {
     /// Copying the value under the lock needs no reference count on the box (only the instance's own),
     /// and unspecialized callers copy it without generic metadata or closures over their type.
     @inline(__always)
-    func beginLookup(container: ObjectIdentifier, key: ObjectIdentifier) -> (object: Unmanaged<AnyObject>, isFactory: Bool)? {
-        let containerBits = UInt(bitPattern: container), keyBits = UInt(bitPattern: key)
+    func beginLookup(container: ObjectIdentifier, key: _TypeID) -> (object: Unmanaged<AnyObject>, isFactory: Bool)? {
+        let containerBits = UInt(bitPattern: container), keyBits = key.bits
         lock.lock()
         let mask = capacity &- 1
         var index = Self.bucket(containerBits, keyBits, mask)
@@ -225,8 +225,8 @@ final class _ThreadState: @unchecked Sendable {
 
     /// Caches `hit` for `key` of `container`. Call only under the container's lock; release what it
     /// returns (a replaced entry) after unlocking.
-    func insert(container: ObjectIdentifier, key: ObjectIdentifier, _ hit: _CacheHit) -> AnyObject? {
-        let containerBits = UInt(bitPattern: container), keyBits = UInt(bitPattern: key)
+    func insert(container: ObjectIdentifier, key: _TypeID, _ hit: _CacheHit) -> AnyObject? {
+        let containerBits = UInt(bitPattern: container), keyBits = key.bits
         let (object, isFactory): (AnyObject, Bool) = switch hit {
         case .instance(let box): (box, false)
         case .factory(let registration): (registration, true)

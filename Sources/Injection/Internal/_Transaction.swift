@@ -2,8 +2,8 @@
 final class _Transaction: @unchecked Sendable {
     enum Operation {
         case reset
-        case register(ObjectIdentifier, _AnyRegistration)
-        case unregister(ObjectIdentifier)
+        case register(_TypeID, _AnyRegistration)
+        case unregister(_TypeID)
     }
 
     let container: InjectionContainer
@@ -26,7 +26,7 @@ final class _Transaction: @unchecked Sendable {
     }
 
     /// Whether `key` is registered once the transaction commits, or `nil` if no operation decides it.
-    func registration(for key: ObjectIdentifier) -> Bool? {
+    func registration(for key: _TypeID) -> Bool? {
         lock.withLock {
             for operation in operations.reversed() {
                 switch operation {

@@ -1,12 +1,39 @@
-/// A metatype that can be stored in `Sendable` types: a type's identity, never used to build values.
+/// What is registered and resolved: a type, or a typed key (`InjectionKey`) that stands for its `Value`.
+/// Stored in `Sendable` types; never used to build values.
 struct _AnyType: @unchecked Sendable, Hashable {
+    /// The type, or the key type.
     let type: Any.Type
-    init(_ type: Any.Type) { self.type = type }
+    /// Whether `type` is an `InjectionKey` standing for its `Value`, rather than the type itself.
+    let isKey: Bool
 
-    var id: ObjectIdentifier { ObjectIdentifier(type) }
+    /// The type itself.
+    init(_ type: Any.Type) {
+        self.type = type
+        isKey = false
+    }
+
+    /// A typed key.
+    init(key: Any.Type) {
+        self.type = key
+        isKey = true
+    }
+
+    /// The registration's identity: a key's differs from its type's, even for a class that is both.
+    var id: _TypeID { _TypeID(type, isKey: isKey) }
 
     static func == (lhs: _AnyType, rhs: _AnyType) -> Bool { lhs.id == rhs.id }
     func hash(into hasher: inout Hasher) { hasher.combine(id) }
+}
+
+/// The identity of a registration: the type's metadata address, with the low bit (always clear in an
+/// address) set for a key, so a class that is also an `InjectionKey` has two identities.
+struct _TypeID: Hashable, Sendable {
+    let bits: UInt
+
+    @inline(__always)
+    init(_ type: Any.Type, isKey: Bool) {
+        bits = UInt(bitPattern: ObjectIdentifier(type)) | (isKey ? 1 : 0)
+    }
 }
 
 /// Readable type names for one container's messages and graph.
