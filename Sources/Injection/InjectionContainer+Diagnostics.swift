@@ -26,9 +26,18 @@ extension InjectionContainer {
     /// > Warning: Every factory runs once. Verify with factories that are cheap and free of side
     /// > effects, or register test doubles for the ones that are not.
     ///
+    /// Called while a verification runs, from a factory it is building (an app that checks its graph on
+    /// first use), `verify()` returns at once: the verification under way checks the whole graph.
+    ///
     /// - Throws: ``InjectionError`` of kind ``InjectionError/Kind/verificationFailed``, whose
     ///   ``InjectionError/problems`` hold one error per problem.
     public func verify() throws(InjectionError) {
+        // Inside a verification: a copy's factory (which would verify the copy), or any factory on a
+        // verification worker thread. Starting another would build this factory again, which would
+        // verify again, without end.
+        if verification != nil || _ThreadState.current?._withUnsafeGuaranteedRef({ $0.isVerificationWorker }) == true {
+            return
+        }
         let verification = _Verification()
         let copy = InjectionContainer(copying: self, verification: verification)
         // In name order, so the chains reported (and a cycle's starting point) are the same every run.

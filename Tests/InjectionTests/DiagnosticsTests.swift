@@ -54,6 +54,9 @@ private struct ChainRegistrar {
     }
 }
 
+/// A type whose factory checks the graph on first use, as some apps do.
+private final class SelfChecking: Sendable {}
+
 /// The stack sizes of the threads that built `ChainBase` (a factory records them).
 private let chainBaseStacks = Collector<UInt>()
 
@@ -188,6 +191,30 @@ struct DiagnosticsTests {
         try container.verify()
         #expect(chainBaseStacks.values.count == 501)
         #expect(chainBaseStacks.values.allSatisfy { $0 >= 8 << 20 }, "verify()'s workers have at least 8 MiB of stack")
+    }
+
+    @Test("verify() called from a factory while that factory is being verified returns at once instead of recursing")
+    func verifyFromFactory() throws {
+        let container = InjectionContainer()
+        let runs = Counter()
+        container.register(SelfChecking.self) { [unowned container] in
+            runs.increment()
+            try container.verify()             // the container it was registered in...
+            try InjectionManager.verify()      // ...and the current one: inside verify(), the copy it resolves in
+            return SelfChecking()
+        }
+        let done = Gate()
+        let outcome = Collector<Bool>()
+        onThread {
+            // The factory verifies, which builds SelfChecking in a copy, whose factory's verify() must not
+            // start another verification.
+            outcome.append((try? container.resolve(SelfChecking.self)) != nil)
+            outcome.append((try? container.verify()) != nil)
+            done.open()
+        }
+        #expect(done.wait(seconds: 30), "verify() inside a factory recursed instead of returning")
+        #expect(outcome.values == [true, true])
+        #expect(runs.value == 4, "the resolve, its two verifications, and the direct verify(): once each")
     }
 
     @Test("verify() leaves the real cache untouched")
