@@ -144,7 +144,7 @@ extension InjectionContainer {
             case .run(let slot, let registration, let frame, let build):
                 var outcome: Result<_Box, InjectionError>
                 if registration.isAsync {
-                    let context = _Context(container: self, frame: frame, transaction: nil)
+                    let context = _Context(container: self, frame: frame, transaction: _Context.transaction)
                     // Its own task: cancelling one waiter must not cancel what the others wait for.
                     let construction = Task { [self] () async -> Result<_Box, InjectionError> in
                         frame.ownerTask = _currentTaskID()

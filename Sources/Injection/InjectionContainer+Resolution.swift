@@ -17,7 +17,7 @@ extension InjectionContainer {
         if frame != nil || transaction != nil {
             // A frame from another task (`startsRoot`) is not this resolve's to write to: its own thread may
             // be recording its edges right now.
-            try observe(requested, frame: startsRoot ? nil : frame, chain: frame, transaction: transaction)
+            try observe(requested, frame: startsRoot ? nil : frame, chain: frame?.chain ?? [], transaction: transaction)
         }
         let key = requested.id, containerID = ObjectIdentifier(self)
         return try fromThreadCache(key, as: Value.self, threadState: threadState) {
@@ -25,7 +25,7 @@ extension InjectionContainer {
         } transient: { (registration) throws(InjectionError) -> Value in
             try runTransient(
                 registration, as: Value.self, key: key, parentLink: nil, parentFrame: frame, startsRoot: startsRoot,
-                threadState: threadState.unsafelyUnwrapped)
+                transaction: transaction, threadState: threadState.unsafelyUnwrapped)
         } miss: { () throws(InjectionError) -> Value in
             try _resolveBox(
                 requested, parent: frame, startsRoot: startsRoot, cachesInThread: true,
@@ -35,21 +35,23 @@ extension InjectionContainer {
     }
 
     /// Resolves `requested` inside a transient's factory that runs from the thread's cache (`link`):
-    /// `_resolve` for a chain on the stack. Only the slow path needs the link's frame.
+    /// `_resolve` for a chain on the stack. Only the slow path needs the link's frame. `transaction` is
+    /// the innermost open `resetCurrentContainer { }` the factory runs in (another container's, since
+    /// resolving the block's own container inside it is refused before any factory runs).
     @inline(__always)
     func _resolve<Value>(
-        _ requested: _AnyType, as _: Value.Type, link: UnsafeMutablePointer<_Link>,
+        _ requested: _AnyType, as _: Value.Type, link: UnsafeMutablePointer<_Link>, transaction: _Transaction?,
         threadState: Unmanaged<_ThreadState>?, caller: (any Actor)?
     ) throws(InjectionError) -> Value {
-        // Nothing to observe: such a factory records no edges (it is cached only once they are
-        // recorded) and runs in no open reset.
+        // No edges to record: such a factory is cached only once its edges are recorded.
+        if transaction != nil { try observe(requested, frame: nil, chain: link.frame.chain, transaction: transaction) }
         let key = requested.id, containerID = ObjectIdentifier(self)
         return try fromThreadCache(key, as: Value.self, threadState: threadState) {
             link.contains(key, in: containerID)
         } transient: { (registration) throws(InjectionError) -> Value in
             try runTransient(
                 registration, as: Value.self, key: key, parentLink: link, parentFrame: nil, startsRoot: false,
-                threadState: threadState.unsafelyUnwrapped)
+                transaction: transaction, threadState: threadState.unsafelyUnwrapped)
         } miss: { () throws(InjectionError) -> Value in
             try _resolveBox(
                 requested, parent: link.frame, cachesInThread: true, onMainActor: _MainActorCheck.isMainActor(caller)
@@ -90,12 +92,15 @@ extension InjectionContainer {
         return isInChain() ? try miss() : try transient(registration)
     }
 
-    /// Refuses resolves inside an open `resetCurrentContainer { }` and records "the running factory needs
-    /// `requested`" for the dependency graph on `frame`, which must be this thread's own; `chain` is the
-    /// frame whose chain a message names.
-    private func observe(_ requested: _AnyType, frame: _Frame?, chain: _Frame?, transaction: _Transaction?) throws(InjectionError) {
-        if let transaction, transaction.container === self, transaction.isOpen {
-            throw .resolvedDuringReset(requested, chain: (chain?.chain ?? []) + [requested], names: typeNames)
+    /// Refuses resolves inside an open `resetCurrentContainer { }` of this container (`transaction` or
+    /// one around it), by whatever path they come, and records "the running factory needs `requested`"
+    /// for the dependency graph on `frame`, which must be this thread's own; `chain` is what a message
+    /// names before `requested`.
+    private func observe(
+        _ requested: _AnyType, frame: _Frame?, chain: @autoclosure () -> [_AnyType], transaction: _Transaction?
+    ) throws(InjectionError) {
+        if transaction?.open(for: self) != nil {
+            throw .resolvedDuringReset(requested, chain: chain() + [requested], names: typeNames)
         }
         if let frame, frame.recordsEdges, frame.container == ObjectIdentifier(self) {
             frame.dependencies.append(requested)
@@ -108,7 +113,7 @@ extension InjectionContainer {
     /// `parentLink`, else `parentFrame`.
     private func runTransient<Value>(
         _ pinned: Unmanaged<_AnyRegistration>, as _: Value.Type, key: _TypeID,
-        parentLink: UnsafeMutablePointer<_Link>?, parentFrame: _Frame?, startsRoot: Bool,
+        parentLink: UnsafeMutablePointer<_Link>?, parentFrame: _Frame?, startsRoot: Bool, transaction: _Transaction?,
         threadState: Unmanaged<_ThreadState>
     ) throws(InjectionError) -> Value {
         let containerID = ObjectIdentifier(self)
@@ -123,7 +128,7 @@ extension InjectionContainer {
             container: containerID, key: key, type: type, parentLink: parentLink,
             parentFrame: parentFrame.map { .passUnretained($0) }, isTaskRoot: startsRoot,
             scope: inherited ?? scope, frame: nil)
-        let (link, outer) = threadState._withUnsafeGuaranteedRef { $0.pushLink(newLink, in: self) }
+        let (link, outer) = threadState._withUnsafeGuaranteedRef { $0.pushLink(newLink, in: self, transaction: transaction) }
         // The deferred work runs after the link is popped, in the caller's scope, as on the slow path:
         // a `deinit` it triggers must not resolve as if this factory had.
         let value: Value
@@ -360,7 +365,8 @@ extension InjectionContainer {
         _ registration: _AnyRegistration, frame: _Frame, isPostConstruction: Bool = false, _ body: () throws -> _Box
     ) -> Result<_Box, InjectionError> {
         do {
-            let scope = _Scope(container: self, frame: frame, transaction: nil)
+            // The factory runs inside whatever `resetCurrentContainer { }` blocks its resolve runs in.
+            let scope = _Scope(container: self, frame: frame, transaction: _Context.transaction)
             return .success(try _Context.withThreadScope(scope) { () throws(any Error) -> _Box in try body() })
         } catch let error as InjectionError {
             return .failure(error)

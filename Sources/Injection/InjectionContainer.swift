@@ -226,12 +226,18 @@ public final class InjectionContainer: @unchecked Sendable {
     /// > Warning: Resolving from this container inside `body` fails with
     /// > ``InjectionError/Kind/resolvedDuringReset``: the new scope does not exist until `body` returns.
     public func resetCurrentContainer<Failure: Error>(_ body: () throws(Failure) -> Void) throws(Failure) {
-        if let transaction = openTransaction(), transaction.record(.reset) {
-            try body()  // Nested: the outer block commits everything.
+        if let transaction = openTransaction(), let mark = transaction.mark(), transaction.record(.reset) {
+            // Nested: the outer block commits everything, or, if this one throws, nothing of this one.
+            do {
+                try body()
+            } catch {
+                transaction.discard(since: mark)
+                throw error
+            }
             return
         }
-        let transaction = _Transaction(container: self)
         let outer = _Context.active
+        let transaction = _Transaction(container: self, outer: outer?.transaction)
         let context = _Context(container: self, frame: outer?.frame, transaction: transaction)
         do {
             try _Context.withSyncScope(context, body)
@@ -307,10 +313,10 @@ public final class InjectionContainer: @unchecked Sendable {
         return _ThreadState.evict(container: ObjectIdentifier(self))
     }
 
-    /// The open `resetCurrentContainer { }` of this container in the current task, if any.
+    /// The open `resetCurrentContainer { }` of this container that the current code runs inside, if any:
+    /// in this task, or in the block of another container's that factories in between run in.
     func openTransaction() -> _Transaction? {
-        guard let transaction = _Context.active?.transaction, transaction.container === self else { return nil }
-        return transaction
+        _Context.active?.transaction?.open(for: self)
     }
 
     /// Starts a new scope: evicts scoped instances, forgets weak ones, and abandons their builds.

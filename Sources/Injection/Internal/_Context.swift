@@ -40,6 +40,13 @@ final class _Context: Sendable {
         return _injection_context_count() == 0 ? nil : current
     }
 
+    /// The innermost open `resetCurrentContainer { }` the current code runs in (see `_Transaction.outer`
+    /// for the ones around it), without allocating a context.
+    static var transaction: _Transaction? {
+        if let scope = _ThreadState.current?._withUnsafeGuaranteedRef({ $0.scope }) { return scope.transaction }
+        return _injection_context_count() == 0 ? nil : current?.transaction
+    }
+
     /// The frame a resolve made now runs under, and whether that resolve must start a resolution of
     /// its own (the frame came through the task-local from another task; see `_Frame.isForeignToCurrentTask`).
     static var parent: (frame: _Frame?, startsRoot: Bool) {
@@ -106,13 +113,13 @@ struct _Scope {
         _transaction = transaction.map { .passUnretained($0) }
     }
 
-    /// The scope of a transient's factory run from the cache: no transaction, since such factories
-    /// never run inside an open reset's block of their own container.
-    init(container: InjectionContainer, link: UnsafeMutablePointer<_Link>) {
+    /// The scope of a transient's factory run from the cache, inside the open reset blocks of
+    /// `transaction` (never its own container's: resolving that one inside its block is refused first).
+    init(container: InjectionContainer, link: UnsafeMutablePointer<_Link>, transaction: _Transaction?) {
         _container = .passUnretained(container)
         _frame = nil
         _link = link
-        _transaction = nil
+        _transaction = transaction.map { .passUnretained($0) }
     }
 
     var container: InjectionContainer { _container.takeUnretainedValue() }
@@ -134,7 +141,8 @@ struct _Scope {
         do {
             return try _container._withUnsafeGuaranteedRef { container in
                 if let link = _link {
-                    return try container._resolve(requested, as: Value.self, link: link, threadState: threadState, caller: caller)
+                    return try container._resolve(
+                        requested, as: Value.self, link: link, transaction: transaction, threadState: threadState, caller: caller)
                 }
                 guard _transaction == nil, let frame = _frame else {
                     return try container._resolve(

@@ -68,10 +68,12 @@ final class _ThreadState: @unchecked Sendable {
     private let links = UnsafeMutablePointer<_Link>.allocate(capacity: _ThreadState.linkCapacity)
     @exclusivity(unchecked) private var linkCount = 0
 
-    /// Pushes `link`, makes it the thread's scope (in `container`), and returns it with the scope it
-    /// replaced, for ``popLink(_:restoring:)``.
+    /// Pushes `link`, makes it the thread's scope (in `container`, inside the open reset blocks of
+    /// `transaction`), and returns it with the scope it replaced, for ``popLink(_:restoring:)``.
     @inline(__always)
-    func pushLink(_ link: _Link, in container: InjectionContainer) -> (UnsafeMutablePointer<_Link>, _Scope?) {
+    func pushLink(
+        _ link: _Link, in container: InjectionContainer, transaction: _Transaction?
+    ) -> (UnsafeMutablePointer<_Link>, _Scope?) {
         let pointer: UnsafeMutablePointer<_Link>
         if linkCount < Self.linkCapacity {
             pointer = links + linkCount
@@ -81,7 +83,7 @@ final class _ThreadState: @unchecked Sendable {
         linkCount += 1
         pointer.initialize(to: link)
         let outer = scope
-        scope = _Scope(container: container, link: pointer)
+        scope = _Scope(container: container, link: pointer, transaction: transaction)
         return (pointer, outer)
     }
 

@@ -7,12 +7,38 @@ final class _Transaction: @unchecked Sendable {
     }
 
     let container: InjectionContainer
+    /// The transaction that was open where this one's block began (of another container, or none): a
+    /// block stays inside every block around it, whatever factories run in between.
+    let outer: _Transaction?
     fileprivate let lock = _Lock()
     private var operations: [Operation] = [.reset]
     fileprivate var isCommitted = false
 
-    init(container: InjectionContainer) {
+    init(container: InjectionContainer, outer: _Transaction?) {
         self.container = container
+        self.outer = outer
+    }
+
+    /// The open transaction of `container` among this one and those around it, if any.
+    func open(for container: InjectionContainer) -> _Transaction? {
+        var transaction: _Transaction? = self
+        while let current = transaction {
+            if current.container === container { return current.isOpen ? current : nil }
+            transaction = current.outer
+        }
+        return nil
+    }
+
+    /// Where a nested block's operations begin, or `nil` once the transaction is committed.
+    func mark() -> Int? {
+        lock.withLock { isCommitted ? nil : operations.count }
+    }
+
+    /// Drops every operation recorded since `mark`: a nested block threw, so none of it may land.
+    func discard(since mark: Int) {
+        lock.withLock {
+            if !isCommitted { operations.removeSubrange(mark...) }
+        }
     }
 
     /// Appends `operation`, or returns `false` once the transaction is committed (a task that outlived
