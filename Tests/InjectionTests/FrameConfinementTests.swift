@@ -35,7 +35,12 @@ struct FrameConfinementTests {
             for _ in 0..<iterations { _ = try InjectionManager.resolve(FactoryDependency.self) }
             return Spawner()
         }
-        #expect(throws: Never.self) { try container.resolve(Spawner.self) }
+        // On a thread of its own: the factory blocks until the task starts, and the task needs a thread
+        // of the cooperative pool, which this test must not hold meanwhile.
+        let resolved = await withCheckedContinuation { continuation in
+            onThread { continuation.resume(returning: (try? container.resolve(Spawner.self)) != nil) }
+        }
+        #expect(resolved)
         for task in tasks.values { #expect(await task.value == iterations) }
         // The factory's edges are its own; the task's resolves belong to no resolution of Spawner.
         let edges = container.dependencyGraph().edges.map { "\($0.from) → \($0.to)" }
