@@ -10,7 +10,10 @@
 ///
 /// The handle remembers the container that was current when it was created and resolves from it,
 /// whichever thread first reads ``value``. Once a resolve succeeds, every read returns that instance,
-/// even after a reset (create a new handle to get the next scope's instance). Threads racing the very
+/// even after a reset (create a new handle to get the next scope's instance). The handle holds its
+/// container weakly, so an instance that a container caches can hold a handle without keeping the
+/// container alive; a first read after the container was released fails with
+/// ``InjectionError/Kind/containerReleased``. Threads racing the very
 /// first read may each resolve; the first to finish wins, so a `.transient` factory may run more than
 /// once then.
 ///
@@ -21,7 +24,8 @@
 /// > Warning: Reading ``value`` traps like `Inject()` if the type cannot be resolved (the message names
 /// > the type and chain; its file and line are the library's); use ``resolve()`` to handle the error.
 public final class InjectLazy<Value>: @unchecked Sendable {
-    private let container: InjectionContainer
+    /// Weak: a handle held by an instance its container caches would otherwise keep that container alive.
+    private weak var container: InjectionContainer?
     private let requested: _AnyType
     private let lock = _Lock()
     private var resolved: _Box?
@@ -50,10 +54,12 @@ public final class InjectLazy<Value>: @unchecked Sendable {
 
     /// The instance, resolved on first call; throws instead of trapping.
     ///
-    /// - Throws: ``InjectionError`` as ``InjectionContainer/resolve(_:)`` does. A failure is not
-    ///   remembered: the next call tries again.
+    /// - Throws: ``InjectionError`` as ``InjectionContainer/resolve(_:)`` does, or
+    ///   ``InjectionError/Kind/containerReleased`` if the handle was never resolved and its container is
+    ///   gone. A failure is not remembered: the next call tries again.
     public func resolve() throws(InjectionError) -> Value {
         if let box = lock.withLock({ resolved }) { return box.value(as: Value.self) }
+        guard let container else { throw .containerReleased(requested) }
         let value = try _Context.withContainer(container) { () throws(InjectionError) -> Value in
             let (frame, startsRoot) = _Context.parent
             return try container._resolve(

@@ -32,6 +32,10 @@ public struct InjectionError: Error, CustomStringConvertible, Sendable {
         public static let weakNeedsClass = Kind(description: "weakNeedsClass")
         /// ``InjectionContainer/verify()`` found problems; ``InjectionError/problems`` lists each one.
         public static let verificationFailed = Kind(description: "verificationFailed")
+        /// An ``InjectLazy`` handle was read after the container it was made in had been released.
+        public static let containerReleased = Kind(description: "containerReleased")
+        /// The graph nests deeper than the thread's remaining stack allows; ``InjectionError/chain`` is the chain.
+        public static let tooDeep = Kind(description: "tooDeep")
     }
 
     /// The category of the failure.
@@ -171,6 +175,17 @@ extension InjectionError {
             Injection: verify() found \(problems.count) problem\(problems.count == 1 ? "" : "s") \
             in \(registrations) registration\(registrations == 1 ? "" : "s"):
             \(list.joined(separator: "\n"))
+            """)
+    }
+
+    static func containerReleased(_ type: _AnyType) -> InjectionError {
+        let name = String(describing: type.type)
+        return InjectionError(
+            kind: .containerReleased, typeName: name, chain: [name],
+            description: """
+            Injection: InjectLazy<\(name)> was read after its container was released, so there is nothing to \
+            resolve \(name) from. A handle does not keep its container alive: keep the container (or the \
+            object holding the handle) no longer than the container, or read the handle while it exists.
             """)
     }
 

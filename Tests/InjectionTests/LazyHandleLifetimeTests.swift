@@ -1,0 +1,51 @@
+import Foundation
+import Injection
+import InjectionTesting
+import Testing
+
+// An `InjectLazy` handle never keeps its container alive: a scoped instance holding one (the documented
+// shape for a deliberate cycle) is freed with its container, and a handle read after its container is
+// gone fails with `containerReleased` instead of resolving from nowhere.
+
+private final class LazyDependency: Sendable {}
+private final class HoldsLazy: Sendable {
+    let dependency = InjectLazy(LazyDependency.self)
+}
+
+@Suite("Lazy handle lifetime")
+struct LazyHandleLifetimeTests {
+    @Test("a scoped instance holding an InjectLazy does not keep its container alive")
+    func handleDoesNotRetainContainer() throws {
+        weak var weakContainer: InjectionContainer?
+        weak var weakHolder: HoldsLazy?
+        var handle: InjectLazy<LazyDependency>?
+        do {
+            let container = InjectionContainer()
+            weakContainer = container
+            container.register(LazyDependency.self) { LazyDependency() }
+            container.register(HoldsLazy.self) { HoldsLazy() }
+            let holder = try container.resolve(HoldsLazy.self)
+            weakHolder = holder
+            _ = holder.dependency.value  // Resolves while the container lives.
+            handle = InjectionManager.withContainer(container) { InjectLazy(LazyDependency.self) }
+        }
+        #expect(weakContainer == nil, "container → instance → handle → container kept the container alive")
+        #expect(weakHolder == nil)
+        let error = #expect(throws: InjectionError.self) { try handle?.resolve() }
+        #expect(error?.kind == .containerReleased)
+        #expect(error?.description.hasPrefix("Injection: InjectLazy<LazyDependency> was read after its container was released") == true)
+    }
+
+    @Test("a handle resolved before its container went away keeps returning that instance")
+    func resolvedHandleOutlivesContainer() throws {
+        var handle: InjectLazy<LazyDependency>?
+        var first: LazyDependency?
+        do {
+            let container = InjectionContainer()
+            container.register(LazyDependency.self) { LazyDependency() }
+            handle = InjectionManager.withContainer(container) { InjectLazy(LazyDependency.self) }
+            first = try handle?.resolve()
+        }
+        #expect(try handle?.resolve() === first)
+    }
+}
