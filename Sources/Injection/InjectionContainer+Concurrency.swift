@@ -19,10 +19,11 @@ extension InjectionContainer {
         _ type: Value.Type,
         lifetime: InjectionLifetime = .scoped,
         isolation: MainActor,
+        file: StaticString = #fileID,
         factory: @escaping @MainActor @Sendable () throws -> Value,
         postConstruction: (@Sendable (Value) throws -> Void)? = nil
     ) {
-        _register(_Registration(lifetime: lifetime, type: _AnyType(type), mainActorFactory: factory, postConstruction: postConstruction))
+        _register(_Registration(lifetime: lifetime, type: _AnyType(type), mainActorFactory: factory, postConstruction: postConstruction), file: file)
     }
 
     /// Registers an `async` factory: built by ``resolveAsync(_:)`` or ``prepare(_:)``.
@@ -40,9 +41,10 @@ extension InjectionContainer {
     public func register<Value>(
         _ type: Value.Type,
         lifetime: InjectionLifetime = .scoped,
+        file: StaticString = #fileID,
         factory: @escaping @Sendable () async throws -> Value
     ) {
-        _register(_Registration(lifetime: lifetime, type: _AnyType(type), asyncFactory: factory))
+        _register(_Registration(lifetime: lifetime, type: _AnyType(type), asyncFactory: factory), file: file)
     }
 
     /// Registers a main-actor factory for the typed key `Key`; see ``register(_:lifetime:isolation:factory:postConstruction:)``.
@@ -50,19 +52,21 @@ extension InjectionContainer {
         _ key: Key.Type,
         lifetime: InjectionLifetime = .scoped,
         isolation: MainActor,
+        file: StaticString = #fileID,
         factory: @escaping @MainActor @Sendable () throws -> Key.Value,
         postConstruction: (@Sendable (Key.Value) throws -> Void)? = nil
     ) {
-        _register(_Registration(lifetime: lifetime, type: _AnyType(key: key), mainActorFactory: factory, postConstruction: postConstruction))
+        _register(_Registration(lifetime: lifetime, type: _AnyType(key: key), mainActorFactory: factory, postConstruction: postConstruction), file: file)
     }
 
     /// Registers an `async` factory for the typed key `Key`; see ``register(_:lifetime:factory:)``.
     public func register<Key: InjectionKey>(
         _ key: Key.Type,
         lifetime: InjectionLifetime = .scoped,
+        file: StaticString = #fileID,
         factory: @escaping @Sendable () async throws -> Key.Value
     ) {
-        _register(_Registration(lifetime: lifetime, type: _AnyType(key: key), asyncFactory: factory))
+        _register(_Registration(lifetime: lifetime, type: _AnyType(key: key), asyncFactory: factory), file: file)
     }
 
     /// Returns the instance registered for `type`, running async factories and hopping to the main

@@ -102,6 +102,8 @@ public final class InjectionContainer: @unchecked Sendable {
     /// - Parameters:
     ///   - type: The type resolved by `Inject()` and ``resolve(_:)``, usually a protocol.
     ///   - lifetime: How long a built instance is kept. Defaults to ``InjectionLifetime/scoped``.
+    ///   - file: The file that registers (leave the default): messages and the graph name it for a
+    ///     `private` type, whose name alone cannot tell it from another.
     ///   - factory: Builds an instance; may throw, which ``resolve(_:)`` reports as
     ///     ``InjectionError/Kind/factoryFailed`` without caching anything.
     ///   - postConstruction: Runs on the new instance once the outermost synchronous resolve has built
@@ -113,10 +115,11 @@ public final class InjectionContainer: @unchecked Sendable {
     public func register<Value>(
         _ type: Value.Type,
         lifetime: InjectionLifetime = .scoped,
+        file: StaticString = #fileID,
         factory: @escaping @Sendable () throws -> Value,
         postConstruction: (@Sendable (Value) throws -> Void)? = nil
     ) {
-        _register(_Registration(lifetime: lifetime, type: _AnyType(type), factory: factory, postConstruction: postConstruction))
+        _register(_Registration(lifetime: lifetime, type: _AnyType(type), factory: factory, postConstruction: postConstruction), file: file)
     }
 
     /// Registers the factory for the typed key `Key`: one of several instances of `Key.Value`.
@@ -131,10 +134,11 @@ public final class InjectionContainer: @unchecked Sendable {
     public func register<Key: InjectionKey>(
         _ key: Key.Type,
         lifetime: InjectionLifetime = .scoped,
+        file: StaticString = #fileID,
         factory: @escaping @Sendable () throws -> Key.Value,
         postConstruction: (@Sendable (Key.Value) throws -> Void)? = nil
     ) {
-        _register(_Registration(lifetime: lifetime, type: _AnyType(key: key), factory: factory, postConstruction: postConstruction))
+        _register(_Registration(lifetime: lifetime, type: _AnyType(key: key), factory: factory, postConstruction: postConstruction), file: file)
     }
 
     /// Removes the registration of `type` and its cached instance.
@@ -272,8 +276,8 @@ public final class InjectionContainer: @unchecked Sendable {
         return lock.withLock { slots[key] != nil }
     }
 
-    func _register(_ registration: _AnyRegistration) {
-        typeNames.noteRegistered(registration.type.type)
+    func _register(_ registration: _AnyRegistration, file: StaticString) {
+        typeNames.noteRegistered(registration.type.type, file: file)
         let key = registration.type.id
         if let transaction = openTransaction(), transaction.record(.register(key, registration)) { return }
         mutate { $0.remove(detach(slots.updateValue(_Slot(registration), forKey: key))) }

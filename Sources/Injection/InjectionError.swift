@@ -70,6 +70,9 @@ extension InjectionError {
     static func notRegistered(_ type: _AnyType, chain: [_AnyType], names: _TypeNames) -> InjectionError {
         let name = names.name(type)
         var hint = ""
+        if _TypeNames.isPrivate(type.type) {
+            hint = " (\(names.name(of: type.type)) is private, so that line compiles only in the file that declares it.)"
+        }
         if let optional = type.type as? any _OptionalType.Type {
             let wrapped = names.name(of: optional.wrappedType)
             hint = " If you meant the non-optional type, write Inject(\(_TypeNames.literal(wrapped)).self): " +

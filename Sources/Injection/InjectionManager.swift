@@ -78,10 +78,11 @@ public enum InjectionManager {
     public static func register<Value>(
         _ type: Value.Type,
         lifetime: InjectionLifetime = .scoped,
+        file: StaticString = #fileID,
         factory: @escaping @Sendable () throws -> Value,
         postConstruction: (@Sendable (Value) throws -> Void)? = nil
     ) {
-        currentContainer.register(type, lifetime: lifetime, factory: factory, postConstruction: postConstruction)
+        currentContainer.register(type, lifetime: lifetime, file: file, factory: factory, postConstruction: postConstruction)
     }
 
     /// Registers the factory for the typed key `Key` in the current container.
@@ -94,10 +95,11 @@ public enum InjectionManager {
     public static func register<Key: InjectionKey>(
         _ key: Key.Type,
         lifetime: InjectionLifetime = .scoped,
+        file: StaticString = #fileID,
         factory: @escaping @Sendable () throws -> Key.Value,
         postConstruction: (@Sendable (Key.Value) throws -> Void)? = nil
     ) {
-        currentContainer.register(key, lifetime: lifetime, factory: factory, postConstruction: postConstruction)
+        currentContainer.register(key, lifetime: lifetime, file: file, factory: factory, postConstruction: postConstruction)
     }
 
     /// Removes the registration of `type` and its cached instance from the current container.
@@ -211,10 +213,11 @@ public enum InjectionManager {
         _ type: Value.Type,
         lifetime: InjectionLifetime = .scoped,
         isolation: MainActor,
+        file: StaticString = #fileID,
         factory: @escaping @MainActor @Sendable () throws -> Value,
         postConstruction: (@Sendable (Value) throws -> Void)? = nil
     ) {
-        currentContainer.register(type, lifetime: lifetime, isolation: isolation, factory: factory, postConstruction: postConstruction)
+        currentContainer.register(type, lifetime: lifetime, isolation: isolation, file: file, factory: factory, postConstruction: postConstruction)
     }
 
     /// Registers an `async` factory in the current container.
@@ -226,9 +229,10 @@ public enum InjectionManager {
     public static func register<Value>(
         _ type: Value.Type,
         lifetime: InjectionLifetime = .scoped,
+        file: StaticString = #fileID,
         factory: @escaping @Sendable () async throws -> Value
     ) {
-        currentContainer.register(type, lifetime: lifetime, factory: factory)
+        currentContainer.register(type, lifetime: lifetime, file: file, factory: factory)
     }
 
     /// Registers a main-actor factory for the typed key `Key` in the current container.
@@ -236,19 +240,21 @@ public enum InjectionManager {
         _ key: Key.Type,
         lifetime: InjectionLifetime = .scoped,
         isolation: MainActor,
+        file: StaticString = #fileID,
         factory: @escaping @MainActor @Sendable () throws -> Key.Value,
         postConstruction: (@Sendable (Key.Value) throws -> Void)? = nil
     ) {
-        currentContainer.register(key, lifetime: lifetime, isolation: isolation, factory: factory, postConstruction: postConstruction)
+        currentContainer.register(key, lifetime: lifetime, isolation: isolation, file: file, factory: factory, postConstruction: postConstruction)
     }
 
     /// Registers an `async` factory for the typed key `Key` in the current container.
     public static func register<Key: InjectionKey>(
         _ key: Key.Type,
         lifetime: InjectionLifetime = .scoped,
+        file: StaticString = #fileID,
         factory: @escaping @Sendable () async throws -> Key.Value
     ) {
-        currentContainer.register(key, lifetime: lifetime, factory: factory)
+        currentContainer.register(key, lifetime: lifetime, file: file, factory: factory)
     }
 
     /// Returns the instance registered for `type`, running async factories and hopping to the main

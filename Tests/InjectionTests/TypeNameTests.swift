@@ -1,0 +1,44 @@
+import Foundation
+import Injection
+import Testing
+
+// Types are named so that a person can find them: never by a runtime address. Two private types with
+// the same name are told apart by the file that registers them, and a suggested fix compiles (or says
+// where it can be written).
+
+private final class Cache: Sendable {}
+private final class Unregistered: Sendable {}
+private final class NeedsUnregistered: Sendable {
+    init(_ dependency: Unregistered) {}
+}
+
+@Suite("Type names")
+struct TypeNameTests {
+    @Test("two private types with one name get readable, distinct names, with no addresses")
+    func privateTypesAreToldApart() {
+        let container = InjectionContainer()
+        container.register(Cache.self) { Cache() }
+        registerOtherFilesCache(in: container)
+        let names = container.dependencyGraph().nodes.map(\.name).sorted()
+        #expect(names.count == 2)
+        #expect(Set(names).count == 2, "\(names)")
+        for name in names {
+            #expect(!name.contains("$") && !name.contains("unknown context"), "\(name)")
+            #expect(name.hasPrefix("InjectionTests.Cache"), "\(name)")
+        }
+        #expect(names.contains { $0.contains("TypeNameTests.swift") }, "\(names)")
+        #expect(names.contains { $0.contains("OtherCache.swift") }, "\(names)")
+    }
+
+    @Test("a missing private type is named without an address, and the fix says where it compiles")
+    func missingPrivateType() {
+        let container = InjectionContainer()
+        container.register(NeedsUnregistered.self) { NeedsUnregistered(try InjectionManager.resolve(Unregistered.self)) }
+        let error = #expect(throws: InjectionError.self) { try container.resolve(NeedsUnregistered.self) }
+        #expect(error?.chain == ["NeedsUnregistered", "Unregistered"])
+        let message = error?.description ?? ""
+        #expect(!message.contains("$") && !message.contains("unknown context"), "\(message)")
+        #expect(message.contains("InjectionManager.register(Unregistered.self) { ... }"), "\(message)")
+        #expect(message.contains("Unregistered is private"), "\(message)")
+    }
+}
