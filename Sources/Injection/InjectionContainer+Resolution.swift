@@ -1,3 +1,5 @@
+import _InjectionPlatform
+
 // MARK: - The resolution algorithm
 
 extension InjectionContainer {
@@ -116,6 +118,10 @@ extension InjectionContainer {
         parentLink: UnsafeMutablePointer<_Link>?, parentFrame: _Frame?, startsRoot: Bool, transaction: _Transaction?,
         threadState: Unmanaged<_ThreadState>
     ) throws(InjectionError) -> Value {
+        try checkStack(of: threadState, resolving: pinned._withUnsafeGuaranteedRef { $0.type }, chain: {
+            if let parentLink { return parentLink.frame.chain }
+            return parentFrame?.chain ?? []
+        }())
         let containerID = ObjectIdentifier(self)
         // A nested link keeps its resolution's scope; a new resolution takes the current one.
         let inherited: UInt64? =
@@ -152,6 +158,20 @@ extension InjectionContainer {
         return value
     }
 
+    /// Fails with ``InjectionError/Kind/tooDeep`` when the thread has less than
+    /// `_ThreadState.stackReserve` of stack left, instead of letting one more nested factory overflow it.
+    /// `chain` is what resolves `requested`, outermost first; it is built only to report.
+    @inline(__always)
+    func checkStack(
+        of state: Unmanaged<_ThreadState>, resolving requested: _AnyType, chain: @autoclosure () -> [_AnyType]
+    ) throws(InjectionError) {
+        let limit = state._withUnsafeGuaranteedRef { $0.stackLimit }
+        guard _injection_stack_position() < limit else { return }
+        var low: UInt = 0, size: UInt = 0
+        _injection_thread_stack(&low, &size)
+        throw .tooDeep(requested, chain: chain() + [requested], stackSize: size, names: typeNames)
+    }
+
     /// At the top of a resolution (`frame` is its root): runs the `postConstruction` calls deferred to
     /// it, now that the whole graph is cached; returns the first failure.
     /// If one fails, everything the resolution's nested frames built and cached is evicted too, so
@@ -184,6 +204,9 @@ extension InjectionContainer {
         _ requested: _AnyType, parent: _Frame?, startsRoot: Bool = false, cachesInThread: Bool,
         onMainActor: @autoclosure () -> Bool
     ) throws(InjectionError) -> _Box {
+        if let state = _ThreadState.current {
+            try checkStack(of: state, resolving: requested, chain: parent?.chain ?? [])
+        }
         let key = requested.id
         while true {
             switch try step(

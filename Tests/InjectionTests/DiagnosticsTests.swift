@@ -24,36 +24,6 @@ private enum Accounting { final class Ledger: Sendable {} }
 private struct Zero<Inner>: Sendable {}
 private struct One<Inner>: Sendable {}
 
-private enum ChainBase: InjectionKey { typealias Value = Int }
-/// Link `Number` of a chain; `Number` spells a number in binary with `Digit0`/`Digit1`, so 512 distinct
-/// keys nest generics only ten deep (a chain of `Link<Link<...>>` would make the runtime's type names,
-/// which `verify()` sorts by, recurse 500 deep).
-private enum ChainLink<Number>: InjectionKey { typealias Value = Int }
-private enum NoDigits {}
-private enum Digit0<Higher> {}
-private enum Digit1<Higher> {}
-
-/// Registers `levels` (at most 512) transient keys above `ChainBase`, each resolving the one below plus one.
-private struct ChainRegistrar {
-    let container: InjectionContainer
-    var levels: Int
-    var resolveBelow: @Sendable () throws -> Int = { try InjectionManager.resolve(ChainBase.self) }
-
-    mutating func visitNumbers<Higher: SendableMetatype>(digits: Int, _: Higher.Type) {
-        guard digits > 0 else { return register(ChainLink<Higher>.self) }
-        visitNumbers(digits: digits - 1, Digit0<Higher>.self)
-        visitNumbers(digits: digits - 1, Digit1<Higher>.self)
-    }
-
-    private mutating func register<Key: InjectionKey>(_: Key.Type) where Key.Value == Int, Key: SendableMetatype {
-        guard levels > 0 else { return }
-        levels -= 1
-        let below = resolveBelow
-        container.register(Key.self, lifetime: .transient) { try below() + 1 }
-        resolveBelow = { try InjectionManager.resolve(Key.self) }
-    }
-}
-
 /// A type whose factory checks the graph on first use, as some apps do.
 private final class SelfChecking: Sendable {}
 
@@ -184,7 +154,7 @@ struct DiagnosticsTests {
             chainBaseStacks.append(size)
             return 0
         }
-        var registrar = ChainRegistrar(container: container, levels: 500)
+        var registrar = ChainRegistrar(container: container, levels: 500, lifetime: .transient)
         registrar.visitNumbers(digits: 9, NoDigits.self)
         #expect(registrar.levels == 0)
         // Each transient level's resolve builds every level below it: the deepest one nests 500 factories.

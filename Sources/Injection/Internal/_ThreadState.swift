@@ -46,8 +46,19 @@ final class _ThreadState: @unchecked Sendable {
     /// Whether ``insert(container:key:_:)`` caches anything: false for a state lent to an exiting thread.
     private let caches: Bool
 
+    /// Below this address the thread's stack has less than ``stackReserve`` left: a resolve that would
+    /// nest deeper fails with ``InjectionError/Kind/tooDeep`` instead of overflowing.
+    let stackLimit: UInt
+
+    /// The stack a resolve keeps in hand for one more level of nesting (about 11 KiB in a debug build,
+    /// 4 KiB in release), the factory's own frames, and the error path: reporting, or trapping with a message.
+    static let stackReserve: UInt = 64 << 10
+
     private init(caches: Bool = true) {
         self.caches = caches
+        var low: UInt = 0, size: UInt = 0
+        _injection_thread_stack(&low, &size)
+        stackLimit = low + Self.stackReserve
         capacity = 16
         entries = .allocate(capacity: capacity)
         entries.initialize(repeating: Entry(container: 0, key: 0, box: nil, isFactory: false), count: capacity)

@@ -60,6 +60,12 @@ void _injection_thread_start(_injection_thread_body _Nonnull body, void *_Nullab
 /// on Linux (which, for the main thread, reads the stack's mapping: call it once per thread).
 void _injection_thread_stack(uintptr_t *_Nonnull low, uintptr_t *_Nonnull size);
 
+/// Where the calling function's frame is on the stack: compare it with `_injection_thread_stack`'s
+/// bounds to know how much stack is left (stacks grow down on every platform we support).
+static inline uintptr_t _injection_stack_position(void) {
+    return (uintptr_t)__builtin_frame_address(0);
+}
+
 // MARK: The main thread
 
 /// Whether the calling thread is the process's main thread: `pthread_main_np` on Apple platforms; on

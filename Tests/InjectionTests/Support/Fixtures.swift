@@ -113,12 +113,12 @@ let sizedStack = 8 << 20
 ///
 /// For tests that resolve deep graphs: Swift Testing runs tests on threads that have 512 KiB of stack on
 /// Apple platforms (and in CI's pass with `ulimit -s 512`), and a debug build uses about 11 KiB per level.
-func onSizedStack<Result>(_ body: @escaping () -> Result) -> Result {
+func onSizedStack<Result>(_ stackSize: Int = sizedStack, _ body: @escaping () -> Result) -> Result {
     var result: Result?
     let run = SizedStackRun { result = body() }
     test_thread_run_and_join({ context in
         Unmanaged<SizedStackRun>.fromOpaque(context!).takeUnretainedValue().run()
-    }, Unmanaged.passUnretained(run).toOpaque(), UInt(sizedStack))
+    }, Unmanaged.passUnretained(run).toOpaque(), UInt(stackSize))
     return withExtendedLifetime(run) { result! }
 }
 
