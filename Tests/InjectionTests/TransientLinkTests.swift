@@ -260,40 +260,43 @@ struct TransientLinkTests {
             return Chained()
         }
         container.register(Piece.self) { Piece() } postConstruction: { $0.construct() }
-        try warm { _ = try container.resolve(LinkDepth0.self) }
-        #expect(isInThreadCache(LinkDepth39.self, of: container))
-        #expect(try container.resolve(LinkDepth0.self).depth == 40)
+        // One thread with a sized stack: 40 levels outgrow the 512 KiB of a test thread on Apple platforms.
+        let thread = SizedStackThread()
+        defer { thread.stop() }
+        try thread.run { try warm { _ = try container.resolve(LinkDepth0.self) } }
+        #expect(thread.run { isInThreadCache(LinkDepth39.self, of: container) })
+        #expect(try thread.run { try container.resolve(LinkDepth0.self).depth } == 40)
 
         mode.value = 1
         for _ in 0..<3 {
-            container.resetCurrentContainer()
-            _ = try container.resolve(LinkDepth0.self)
-            #expect(try container.resolve(Piece.self).constructed == 1)
+            thread.run { container.resetCurrentContainer() }
+            _ = try thread.run { try container.resolve(LinkDepth0.self) }
+            #expect(try thread.run { try container.resolve(Piece.self).constructed } == 1)
         }
 
         mode.value = 2
-        var error = #expect(throws: InjectionError.self) { try container.resolve(LinkDepth0.self) }
+        var error = #expect(throws: InjectionError.self) { try thread.run { try container.resolve(LinkDepth0.self) } }
         #expect(error?.kind == .factoryFailed)
         #expect(error?.chain == deepChainNames)
         #expect(error?.description.contains("(resolving \(deepChainNames.joined(separator: " → ")))") == true)
 
         mode.value = 3
-        error = #expect(throws: InjectionError.self) { try container.resolve(LinkDepth0.self) }
+        error = #expect(throws: InjectionError.self) { try thread.run { try container.resolve(LinkDepth0.self) } }
         #expect(error?.kind == .notRegistered)
         #expect(error?.chain == deepChainNames + ["Unregistered"])
 
         mode.value = 4
-        error = #expect(throws: InjectionError.self) { try container.resolve(LinkDepth0.self) }
+        error = #expect(throws: InjectionError.self) { try thread.run { try container.resolve(LinkDepth0.self) } }
         #expect(error?.kind == .cycle)
         #expect(error?.chain == deepChainNames + ["LinkDepth0"])
 
         mode.value = 5
-        error = #expect(throws: InjectionError.self) { try container.resolve(LinkDepth0.self) }
+        error = #expect(throws: InjectionError.self) { try thread.run { try container.resolve(LinkDepth0.self) } }
         #expect(error?.kind == .cycle)
         #expect(error?.chain == Array(deepChainNames[20...]) + ["LinkDepth20"])
 
         mode.value = 0  // The link stack is balanced again: a shallow resolve still works.
-        #expect(try container.resolve(LinkDepth30.self).depth == 10)
+        #expect(try thread.run { try container.resolve(LinkDepth30.self).depth } == 10)
     }
 
     // MARK: - Throwing
@@ -662,5 +665,9 @@ struct TransientLinkTests {
     }
 }
 
-/// Runs `body` synchronously (one thread, so the thread cache warmed in it serves it).
-private func resolveOnOneThread(_ body: () throws -> Void) rethrows { try body() }
+/// Runs `body` on one thread (so the thread cache warmed in it serves it) with a sized stack.
+private func resolveOnOneThread(_ body: () throws -> Void) rethrows {
+    let thread = SizedStackThread()
+    defer { thread.stop() }
+    try thread.run(body)
+}

@@ -1,5 +1,6 @@
 import CInjectionTestSupport
 import Foundation
+import _InjectionPlatform
 import Injection
 
 // MARK: - Services used across the suite
@@ -126,4 +127,53 @@ func onSizedStack<Result>(_ stackSize: Int = sizedStack, _ body: @escaping () ->
 private final class SizedStackRun: @unchecked Sendable {
     let run: () -> Void
     init(_ run: @escaping () -> Void) { self.run = run }
+}
+
+/// One thread with an 8 MiB stack that runs closures on request, for tests that resolve deep graphs and
+/// rely on that thread's cache staying warm between resolves (`onSizedStack` starts a new thread each time).
+final class SizedStackThread: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var job: (() -> Void)?
+    private var isStopped = false
+
+    init() {
+        _injection_thread_start({ context in
+            Unmanaged<SizedStackThread>.fromOpaque(context!).takeRetainedValue().serve()
+        }, Unmanaged.passRetained(self).toOpaque(), sizedStack)
+    }
+
+    private func serve() {
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            while job == nil && !isStopped { condition.wait() }
+            guard let work = job else { return }
+            condition.unlock()
+            work()
+            condition.lock()
+            job = nil
+            condition.broadcast()
+        }
+    }
+
+    /// Runs `body` on the thread and returns what it returns or throws.
+    func run<Result>(_ body: () throws -> Result) rethrows -> Result {
+        try withoutActuallyEscaping(body) { body in
+            var outcome: Swift.Result<Result, any Error>?
+            condition.lock()
+            job = { outcome = Swift.Result { try body() } }
+            condition.broadcast()
+            while job != nil { condition.wait() }
+            condition.unlock()
+            return try outcome!.get()
+        }
+    }
+
+    /// Ends the thread once it is idle.
+    func stop() {
+        condition.lock()
+        isStopped = true
+        condition.broadcast()
+        condition.unlock()
+    }
 }
