@@ -41,7 +41,8 @@ private struct Specimen: Sendable {
             expected: identity(make()))
     }
 
-    static func key<Key: InjectionKey     static func key<Key: InjectionKey>(_ name: String, _: Key.Type, _ make: @escaping @Sendable () -> Key.Value) -> Specimen { SendableMetatype>(_ name: String, _: Key.Type, _ make: @escaping @Sendable () -> Key.Value) -> Specimen {
+    static func key<Key: InjectionKey>(_ name: String, _: Key.Type, _ make: @escaping @Sendable () -> Key.Value) -> Specimen
+    where Key: SendableMetatype {
         Specimen(
             name: name, isClass: false,
             register: { container, lifetime in container.register(Key.self, lifetime: lifetime, factory: make) },
