@@ -46,7 +46,7 @@ struct _TypeID: Hashable, Sendable {
 /// Registering only remembers the type and file; names are worked out when a message or graph needs them.
 final class _TypeNames: @unchecked Sendable {
     private let lock = _Lock()
-    private var registered: [ObjectIdentifier: (type: Any.Type, file: String)] = [:]
+    private var registered: [ObjectIdentifier: (type: Any.Type, file: StaticString)] = [:]
     /// Short name → the qualified names of registered types with it; `nil` after a new registration.
     private var qualifiedNames: [String: [String]]?
 
@@ -59,10 +59,9 @@ final class _TypeNames: @unchecked Sendable {
     /// Remembers a registered type and the file that registered it, so a later type with the same short
     /// name is told apart.
     func noteRegistered(_ type: Any.Type, file: StaticString) {
-        let file = "\(file)"
         lock.withLock {
-            let previous = registered.updateValue((type, file), forKey: ObjectIdentifier(type))
-            if previous?.file != file { qualifiedNames = nil }
+            // A new type invalidates the names; the same type again (a re-registration) does not.
+            if registered.updateValue((type, file), forKey: ObjectIdentifier(type)) == nil { qualifiedNames = nil }
         }
     }
 
@@ -80,7 +79,7 @@ final class _TypeNames: @unchecked Sendable {
                 }
                 qualifiedNames = names
             }
-            return (qualifiedNames![short] ?? [], registered[ObjectIdentifier(type)]?.file)
+            return (qualifiedNames![short] ?? [], registered[ObjectIdentifier(type)].map { "\($0.file)" })
         }
         // Another type with the same readable qualified name: two private types, in different files.
         let twins = others.filter { $0 == qualified }.count - (file == nil ? 0 : 1)
