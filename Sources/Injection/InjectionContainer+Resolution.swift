@@ -118,10 +118,9 @@ extension InjectionContainer {
         parentLink: UnsafeMutablePointer<_Link>?, parentFrame: _Frame?, startsRoot: Bool, transaction: _Transaction?,
         threadState: Unmanaged<_ThreadState>
     ) throws(InjectionError) -> Value {
-        try checkStack(of: threadState, resolving: pinned._withUnsafeGuaranteedRef { $0.type }, chain: {
-            if let parentLink { return parentLink.frame.chain }
-            return parentFrame?.chain ?? []
-        }())
+        try checkStack(
+            of: threadState, resolving: pinned._withUnsafeGuaranteedRef { $0.type }, parentLink: parentLink,
+            parentFrame: parentFrame)
         let containerID = ObjectIdentifier(self)
         // A nested link keeps its resolution's scope; a new resolution takes the current one.
         let inherited: UInt64? =
@@ -160,16 +159,23 @@ extension InjectionContainer {
 
     /// Fails with ``InjectionError/Kind/tooDeep`` when the thread has less than
     /// `_ThreadState.stackReserve` of stack left, instead of letting one more nested factory overflow it.
-    /// `chain` is what resolves `requested`, outermost first; it is built only to report.
+    /// One comparison inline; the chain (from `parentLink`, else `parentFrame`) is built only to report.
     @inline(__always)
     func checkStack(
-        of state: Unmanaged<_ThreadState>, resolving requested: _AnyType, chain: @autoclosure () -> [_AnyType]
+        of state: Unmanaged<_ThreadState>, resolving requested: _AnyType,
+        parentLink: UnsafeMutablePointer<_Link>? = nil, parentFrame: _Frame?
     ) throws(InjectionError) {
-        let limit = state._withUnsafeGuaranteedRef { $0.stackLimit }
-        guard _injection_stack_position() < limit else { return }
+        if _injection_stack_position() < state._withUnsafeGuaranteedRef({ $0.stackLimit }) {
+            throw tooDeep(requested, parentLink: parentLink, parentFrame: parentFrame)
+        }
+    }
+
+    @inline(never)
+    private func tooDeep(_ requested: _AnyType, parentLink: UnsafeMutablePointer<_Link>?, parentFrame: _Frame?) -> InjectionError {
         var low: UInt = 0, size: UInt = 0
         _injection_thread_stack(&low, &size)
-        throw .tooDeep(requested, chain: chain() + [requested], stackSize: size, names: typeNames)
+        let chain = parentLink?.frame.chain ?? parentFrame?.chain ?? []
+        return .tooDeep(requested, chain: chain + [requested], stackSize: size, names: typeNames)
     }
 
     /// At the top of a resolution (`frame` is its root): runs the `postConstruction` calls deferred to
@@ -205,7 +211,7 @@ extension InjectionContainer {
         onMainActor: @autoclosure () -> Bool
     ) throws(InjectionError) -> _Box {
         if let state = _ThreadState.current {
-            try checkStack(of: state, resolving: requested, chain: parent?.chain ?? [])
+            try checkStack(of: state, resolving: requested, parentFrame: parent)
         }
         let key = requested.id
         while true {
