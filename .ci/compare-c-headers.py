@@ -12,6 +12,7 @@ reported as `header:line: <declaration> on <target>, but <other> on <reference t
 import pathlib
 import re
 import subprocess
+import tempfile
 import sys
 
 TARGETS = ["aarch64-macos", "x86_64-macos", "x86_64-linux-gnu", "aarch64-linux-gnu", "x86_64-linux-musl"]
@@ -26,7 +27,9 @@ def declarations(header: pathlib.Path, target: str, include_dirs):
                "-fno-color-diagnostics", "-Wno-unused-command-line-argument", "-x", "c"]
     for directory in include_dirs:
         command += ["-I", str(directory)]
-    dump = subprocess.run(command + [str(header)], capture_output=True, text=True)
+    # zig leaves an object (or a.out) in the working directory: run it in a scratch one.
+    with tempfile.TemporaryDirectory() as scratch:
+        dump = subprocess.run(command + [str(header)], capture_output=True, text=True, cwd=scratch)
     # zig always expects an object file, which -fsyntax-only never writes: that one error is expected.
     errors = [line for line in dump.stderr.splitlines() if "error:" in line and "failed to rename" not in line]
     if errors or not dump.stdout:
@@ -74,7 +77,7 @@ def normalized(line: str) -> str:
 
 
 def main():
-    include_dirs = [pathlib.Path(argument) for argument in sys.argv[1:]]
+    include_dirs = [pathlib.Path(argument).resolve() for argument in sys.argv[1:]]
     if not include_dirs:
         sys.exit(__doc__)
     failures = 0
