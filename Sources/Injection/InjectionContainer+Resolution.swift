@@ -165,15 +165,19 @@ extension InjectionContainer {
         of state: Unmanaged<_ThreadState>, resolving requested: _AnyType,
         parentLink: UnsafeMutablePointer<_Link>? = nil, parentFrame: _Frame?
     ) throws(InjectionError) {
-        if _injection_stack_position() < state._withUnsafeGuaranteedRef({ $0.stackLimit }) {
-            throw tooDeep(requested, parentLink: parentLink, parentFrame: parentFrame)
+        if _injection_stack_position() < state._withUnsafeGuaranteedRef({ $0.stackLimit }),
+           let error = tooDeep(requested, parentLink: parentLink, parentFrame: parentFrame) {
+            throw error
         }
     }
 
+    /// The `tooDeep` error, or `nil` if the code runs below the thread's stack altogether (on a stack of
+    /// its own, as coroutine libraries and alternate signal stacks do), where the check knows nothing.
     @inline(never)
-    private func tooDeep(_ requested: _AnyType, parentLink: UnsafeMutablePointer<_Link>?, parentFrame: _Frame?) -> InjectionError {
+    private func tooDeep(_ requested: _AnyType, parentLink: UnsafeMutablePointer<_Link>?, parentFrame: _Frame?) -> InjectionError? {
         var low: UInt = 0, size: UInt = 0
         _injection_thread_stack(&low, &size)
+        guard _injection_stack_position() >= low else { return nil }
         let chain = parentLink?.frame.chain ?? parentFrame?.chain ?? []
         return .tooDeep(requested, chain: chain + [requested], stackSize: size, names: typeNames)
     }
