@@ -63,7 +63,7 @@ public final class InjectLazy<Value>: @unchecked Sendable {
         let value = try _Context.withContainer(container) { () throws(InjectionError) -> Value in
             let (frame, startsRoot) = _Context.parent
             return try container._resolve(
-                requested, as: Value.self, frame: frame, transaction: _Context.active?.transaction,
+                requested, as: Value.self, frame: frame, transaction: _Context.transaction,
                 threadState: _ThreadState.current, caller: nil, startsRoot: startsRoot)
         }
         return lock.withLock {

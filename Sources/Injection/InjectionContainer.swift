@@ -185,7 +185,7 @@ public final class InjectionContainer: @unchecked Sendable {
     ) throws(InjectionError) -> Value {
         let (frame, startsRoot) = _Context.parent
         return try _resolve(
-            _AnyType(type), as: Value.self, frame: frame, transaction: _Context.active?.transaction,
+            _AnyType(type), as: Value.self, frame: frame, transaction: _Context.transaction,
             threadState: _ThreadState.current, caller: isolation, startsRoot: startsRoot)
     }
 
@@ -199,7 +199,7 @@ public final class InjectionContainer: @unchecked Sendable {
     ) throws(InjectionError) -> Key.Value {
         let (frame, startsRoot) = _Context.parent
         return try _resolve(
-            _AnyType(key: key), as: Key.Value.self, frame: frame, transaction: _Context.active?.transaction,
+            _AnyType(key: key), as: Key.Value.self, frame: frame, transaction: _Context.transaction,
             threadState: _ThreadState.current, caller: isolation, startsRoot: startsRoot)
     }
 
@@ -320,7 +320,7 @@ public final class InjectionContainer: @unchecked Sendable {
     /// The open `resetCurrentContainer { }` of this container that the current code runs inside, if any:
     /// in this task, or in the block of another container's that factories in between run in.
     func openTransaction() -> _Transaction? {
-        _Context.active?.transaction?.open(for: self)
+        _Context.transaction?.open(for: self)
     }
 
     /// Starts a new scope: evicts scoped instances, forgets weak ones, and abandons their builds.

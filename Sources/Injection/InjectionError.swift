@@ -198,13 +198,13 @@ extension InjectionError {
     }
 
     static func containerReleased(_ type: _AnyType) -> InjectionError {
-        let name = String(describing: type.type)
+        let name = _TypeNames.readable(String(describing: type.type))
         return InjectionError(
             kind: .containerReleased, typeName: name, chain: [name],
             description: """
             Injection: InjectLazy<\(name)> was read after its container was released, so there is nothing to \
-            resolve \(name) from. A handle does not keep its container alive: keep the container (or the \
-            object holding the handle) no longer than the container, or read the handle while it exists.
+            resolve \(name) from. A handle does not keep its container alive: keep the container for as long as \
+            the object holding the handle, or read the handle while the container exists.
             """)
     }
 
