@@ -1,5 +1,5 @@
 import Foundation
-@testable import Injection
+@_spi(Testing) import Injection
 import Testing
 
 // A cycle is reported only when the chain of resolutions waiting for one another really closes at that
@@ -38,13 +38,12 @@ struct CycleDetectionTests {
         // for A (owned by thread 1). Thread 1's wait for B is stale: no cycle, and B is there to take.
         let container = InjectionContainer()
         let oneToldToWait = Gate(), twoWaitsForA = Gate()
-        container.waitHooks.beforeJoining = { type in
-            guard type == _AnyType(RaceB.self) else { return }
+        InjectionProbe.onWait(in: container) { type in
+            guard type == RaceB.self else { return }
             oneToldToWait.open()
             _ = twoWaitsForA.wait()
-        }
-        container.waitHooks.afterJoining = { type in
-            if type == _AnyType(RaceA.self) { twoWaitsForA.open() }
+        } afterJoining: { type in
+            if type == RaceA.self { twoWaitsForA.open() }
         }
         let bStarted = Gate()
         container.register(RaceB.self) {

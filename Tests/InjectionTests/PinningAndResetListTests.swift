@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Injection
+@_spi(Testing) import Injection
 import InjectionTesting
 
 // The pinned transient fast path, the per-thread cache lock and the list of slots a reset visits
@@ -39,7 +39,7 @@ struct PinningAndResetListTests {
             _ = try container.resolve(Scoped.self)
             _ = index
         }
-        let listed = container.lock.withLock { container.scopedSlots.count }
+        let listed = InjectionProbe.resettableCount(in: container)
         #expect(listed <= 1, "scopedSlots holds \(listed) slots for one registration")
     }
 }
@@ -62,19 +62,16 @@ private final class Probe: @unchecked Sendable {
     private let lock = NSLock()
     private var _mode = 0
     var mode: Int { get { lock.withLock { _mode } } set { lock.withLock { _mode = newValue } } }
-    weak var registration: _AnyRegistration?
+    weak var registration: AnyObject?
     var aliveDuringFactory: [Bool] = []
 }
 
 private func isServedFromThreadCache(_ type: Any.Type, of container: InjectionContainer) -> Bool {
-    guard let state = _ThreadState.current?.takeUnretainedValue() else { return false }
-    let hit = state.beginLookup(container: ObjectIdentifier(container), key: _AnyType(type).id)
-    state.endLookup()
-    return hit?.isFactory == true
+    InjectionProbe.threadCacheEntry(for: type, in: container) == .factory
 }
 
-private func registration(of type: Any.Type, in container: InjectionContainer) -> _AnyRegistration? {
-    container.lock.withLock { container.slots[_AnyType(type).id]?.registration }
+private func registration(of type: Any.Type, in container: InjectionContainer) -> AnyObject? {
+    InjectionProbe.registration(for: type, in: container)
 }
 
 extension PinningAndResetListTests {

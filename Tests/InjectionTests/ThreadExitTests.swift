@@ -1,6 +1,6 @@
 import CInjectionTestSupport
 import Foundation
-@testable import Injection
+@_spi(Testing) import Injection
 import _InjectionPlatform
 import Testing
 
@@ -37,14 +37,14 @@ private let beforeMark = 1, afterMark = 2, afterAgainMark = 3
 private func resolveFromDestructor(_ value: UnsafeMutableRawPointer) {
     guard let container = exitContainer else { return }
     let mark = Int(bitPattern: value)
-    let stateBefore = _ThreadState.current != nil
+    let stateBefore = InjectionProbe.currentThreadHasState
     var resolved = (try? container.resolve(ExitScoped.self)) != nil
     for _ in 0..<5 { resolved = resolved && (try? container.resolve(ExitTransient.self)) != nil }
     var cycleReported = false
     do { _ = try container.resolve(ExitLoop.self) } catch { cycleReported = error.kind == .cycle }
     let sighting = Sighting(
         key: mark, stateBefore: stateBefore, resolved: resolved, cycleReported: cycleReported,
-        stateAfter: _ThreadState.current != nil)
+        stateAfter: InjectionProbe.currentThreadHasState)
     sightingsLock.withLock { sightings.append(sighting) }
     // Ask for one more round of destructors: the thread must still read as exiting then.
     if mark == afterMark { test_key_set(keyAfter, UnsafeMutableRawPointer(bitPattern: afterAgainMark)) }
@@ -66,7 +66,7 @@ struct ThreadExitTests {
             exitContainer = container
             _ = try container.resolve(ExitScoped.self)  // Creates the library's key.
             keyAfter = test_key_create { resolveFromDestructor($0) }
-            let statesBefore = _ThreadState.registeredCount
+            let statesBefore = InjectionProbe.liveThreadStates
 
             test_thread_run_and_join({ _ in
                 guard let container = exitContainer else { return }
@@ -82,7 +82,7 @@ struct ThreadExitTests {
                 Sighting(key: afterAgainMark, stateBefore: false, resolved: true, cycleReported: true, stateAfter: false),
             ]
             precondition(seen == expected, "destructors saw \(seen), expected \(expected)")
-            let statesAfter = _ThreadState.registeredCount
+            let statesAfter = InjectionProbe.liveThreadStates
             precondition(statesAfter == statesBefore, "\(statesAfter - statesBefore) thread states outlived their thread")
         }
         if let result, result.exitStatus != .exitCode(0) {

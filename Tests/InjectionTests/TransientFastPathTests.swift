@@ -1,5 +1,5 @@
 import Foundation
-@testable import Injection
+@_spi(Testing) import Injection
 import InjectionTesting
 import Testing
 
@@ -64,7 +64,7 @@ struct TransientFastPathTests {
             done.open()
         }
         #expect(started.wait())
-        weak let weakRegistration = container.lock.withLock { container.slots[_AnyType(Slow.self).id]?.registration }
+        weak let weakRegistration = InjectionProbe.registration(for: Slow.self, in: container)
         #expect(weakRegistration != nil)
         container.unregister(Slow.self)  // Evicts the registration from every thread's cache.
         // The factory runs with its registration pinned, not retained: the pin must keep it alive.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Injection
+@_spi(Testing) import Injection
 import InjectionTesting
 
 // Transient factories served from the thread's cache run under a `_Link` on the thread's link stack
@@ -52,18 +52,11 @@ private final class Flag: @unchecked Sendable {
 
 /// Whether this thread's cache serves `type` of `container` (so its resolve takes the fast path).
 private func isInThreadCache<Value>(_ type: Value.Type, of container: InjectionContainer) -> Bool {
-    isInThreadCache(_AnyType(type), of: container)
+    InjectionProbe.threadCacheEntry(for: type, in: container) != .none
 }
 
 private func isInThreadCache<Key: InjectionKey>(_ key: Key.Type, of container: InjectionContainer) -> Bool {
-    isInThreadCache(_AnyType(key: key), of: container)
-}
-
-private func isInThreadCache(_ type: _AnyType, of container: InjectionContainer) -> Bool {
-    guard let state = _ThreadState.current?.takeUnretainedValue() else { return false }
-    let hit = state.beginLookup(container: ObjectIdentifier(container), key: type.id)
-    state.endLookup()
-    return hit != nil
+    InjectionProbe.threadCacheEntry(forKey: key, in: container) != .none
 }
 
 /// Resolves `body` a few times so the transients it resolves enter this thread's cache.
