@@ -32,9 +32,9 @@ public func Inject<Value>(
     line: UInt = #line
 ) -> Value {
     do {
-        return try InjectionManager._resolveInCurrent(_AnyType(type), as: Value.self, caller: isolation)
+        return try InjectionManager.resolveInCurrent(AnyType(type), as: Value.self, caller: isolation)
     } catch {
-        InjectionManager._fail(error, file: file, line: line)
+        InjectionManager.fail(error, file: file, line: line)
     }
 }
 
@@ -53,8 +53,8 @@ public func Inject<Key: InjectionKey>(
     line: UInt = #line
 ) -> Key.Value {
     do {
-        return try InjectionManager._resolveInCurrent(_AnyType(key: key), as: Key.Value.self, caller: isolation)
+        return try InjectionManager.resolveInCurrent(AnyType(key: key), as: Key.Value.self, caller: isolation)
     } catch {
-        InjectionManager._fail(error, file: file, line: line)
+        InjectionManager.fail(error, file: file, line: line)
     }
 }

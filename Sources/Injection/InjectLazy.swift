@@ -26,21 +26,23 @@
 public final class InjectLazy<Value>: @unchecked Sendable {
     /// Weak: a handle held by an instance its container caches would otherwise keep that container alive.
     private weak var container: InjectionContainer?
-    private let requested: _AnyType
-    private let lock = _Lock()
-    private var resolved: _Box?
+    private let requested: AnyType
+    private let lock = WordLock(padded: false)
+    private var resolved: Box?
+
+    deinit { lock.deallocate() }
 
     /// Creates a handle for `type`, resolved from the current container on first use.
     @_disfavoredOverload  // For a key type, the key initializer below must win.
     public init(_ type: Value.Type = Value.self) {
         container = InjectionManager.currentContainer
-        requested = _AnyType(type)
+        requested = AnyType(type)
     }
 
     /// Creates a handle for the typed key `Key`, resolved from the current container on first use.
     public init<Key: InjectionKey>(_ key: Key.Type) where Key.Value == Value {
         container = InjectionManager.currentContainer
-        requested = _AnyType(key: key)
+        requested = AnyType(key: key)
     }
 
     /// The instance, resolved on first read; traps with an `Injection:` message if it cannot be.
@@ -48,7 +50,7 @@ public final class InjectLazy<Value>: @unchecked Sendable {
         do {
             return try resolve()
         } catch {
-            InjectionManager._fail(error, file: #fileID, line: #line)
+            InjectionManager.fail(error, file: #fileID, line: #line)
         }
     }
 
@@ -60,15 +62,11 @@ public final class InjectLazy<Value>: @unchecked Sendable {
     public func resolve() throws(InjectionError) -> Value {
         if let box = lock.withLock({ resolved }) { return box.value(as: Value.self) }
         guard let container else { throw .containerReleased(requested) }
-        let value = try _Context.withContainer(container) { () throws(InjectionError) -> Value in
-            let (frame, startsRoot) = _Context.parent
-            return try container._resolve(
-                requested, as: Value.self, frame: frame, transaction: _Context.transaction,
-                threadState: _ThreadState.current, caller: nil, startsRoot: startsRoot)
-        }
+        let thread = ThreadState.current
+        let value = try container.resolve(requested, as: Value.self, binding: Binding.current(thread), thread: thread, caller: nil)
         return lock.withLock {
             if let resolved { return resolved.value(as: Value.self) }  // Another thread was first.
-            resolved = _Box(value)
+            resolved = Box(value)
             return value
         }
     }

@@ -35,26 +35,27 @@ extension InjectionContainer {
         // Inside a verification: a copy's factory (which would verify the copy), or any factory on a
         // verification worker thread. Starting another would build this factory again, which would
         // verify again, without end.
-        if verification != nil || _ThreadState.current?._withUnsafeGuaranteedRef({ $0.isVerificationWorker }) == true {
-            return
-        }
-        let verification = _Verification()
+        if verification != nil || Verification.isWorkerThread { return }
+        let verification = Verification()
         let copy = InjectionContainer(copying: self, verification: verification)
         // In name order, so the chains reported (and a cycle's starting point) are the same every run.
-        let types = copy.lock.withLock {
-            copy.slots.values.filter { !$0.registration.isAsync && !$0.registration.isMainActor }.map(\.registration.type)
-        }
+        let types = copy.state.withLock { $0.registrations.values }
+            .filter { !$0.isAsync && !$0.isMainActor }.map(\.type)
             .map { (String(reflecting: $0.type), $0) }.sorted { $0.0 < $1.0 }.map(\.1)
         let problems = verification.run(types) { type in
             do throws(InjectionError) {
-                _ = try copy._resolveBox(type, parent: nil, cachesInThread: false, onMainActor: false)
+                _ = try ThreadState.withCurrent { (thread) throws(InjectionError) -> Box in
+                    try copy.resolveSlowly(
+                        type, parent: nil, startsResolution: false, transaction: nil, thread: thread, caches: false,
+                        isOnMainActor: { false })
+                }
                 return nil
             } catch {
                 return error
             }
         }
-        let seen = copy.graphLock.withLock { copy.edges }
-        graphLock.withLock { edges.formUnion(seen) }
+        let seen = copy.observations.withLock { $0.edges }
+        observations.withLock { $0.edges.formUnion(seen) }
         if !problems.isEmpty { throw .verificationFailed(problems, registrations: types.count) }
     }
 
@@ -66,37 +67,35 @@ extension InjectionContainer {
     /// try graph.dot.write(toFile: "graph.dot", atomically: true, encoding: .utf8)
     /// ```
     public func dependencyGraph() -> InjectionGraph {
-        let registered = lock.withLock { slots.values.map { ($0.registration.type, $0.registration.lifetime) } }
-        let seen = graphLock.withLock { edges }
-        return InjectionGraph(registered: registered, edges: seen, names: typeNames)
+        let registered = state.withLock { $0.registrations.values.map { ($0.type, $0.lifetime) } }
+        let seen = observations.withLock { $0.edges }
+        return InjectionGraph(registered: registered, edges: seen, names: names)
     }
 
-    /// Adds what `frame`'s factory resolved so far to the graph, if it records edges.
-    func recordEdges(of frame: _Frame) {
-        guard frame.recordsEdges, !frame.dependencies.isEmpty else { return }
-        let seen = frame.dependencies.map { InjectionGraph._Edge(from: frame.type, to: $0) }
-        graphLock.withLock { edges.formUnion(seen) }
+    /// Adds "A needs B" to the graph.
+    func record(_ edge: InjectionGraph._Edge) {
+        observations.withLock { _ = $0.edges.insert(edge) }
     }
 
-    /// In a `verify()` copy: keeps the edges `frame`'s chain saw and fails the builds of its resolution,
-    /// so nothing waits for the thread that is about to park.
-    func abandon(_ frame: _Frame, failure: InjectionError) {
-        // Only this resolution's frames: those above its root belong to another task's resolution.
-        var current: _Frame? = frame
-        while let link = current {
-            recordEdges(of: link)
-            current = link.isTaskRoot ? nil : link.parent
+    /// Remembers evicted instances (weakly) for ``liveInstancesFromPreviousScopes()``, if tracking is on.
+    func remember(_ evicted: [(instance: Box, registration: Registration, isDisposable: Bool)]) {
+        guard !evicted.isEmpty, observations.withLock({ $0.tracksEvictions }) else { return }
+        let retiring = evicted.compactMap { evicted in
+            evicted.instance.object.map { WeakReference($0, type: evicted.registration.type) }
         }
-        abandonBuilds(of: frame.root, failure: failure)
+        observations.withLock { observations in
+            observations.retired.removeAll { $0.object == nil }
+            observations.retired += retiring
+        }
     }
 
-    private func abandonBuilds(of resolver: _Frame, failure: InjectionError) {
-        lock.withLock {
-            for slot in slots.values where slot.build?.owner === resolver {
-                slot.build = nil
-                slot.failure = failure
-            }
-            lock.broadcast()
+    /// In a `verify()` copy: fails the builds of the resolution `frame` belongs to, so nothing waits for
+    /// the thread that is about to park.
+    func abandon(_ frame: FrameRef, failure: InjectionError) {
+        let resolution = frame.resolution
+        state.withLock { state in
+            for key in state.abandonBuilds(of: resolution) { verification?.fail(key, with: failure) }
+            self.state.broadcast()
         }
     }
 
@@ -105,11 +104,11 @@ extension InjectionContainer {
     /// On by default in debug builds, off in release builds, where it would cost a weak reference per
     /// evicted instance. Turning it off forgets what was remembered.
     public var tracksEvictedInstances: Bool {
-        get { graphLock.withLock { isTrackingEvictions } }
+        get { observations.withLock { $0.tracksEvictions } }
         set {
-            graphLock.withLock {
-                isTrackingEvictions = newValue
-                if !newValue { retired = [] }
+            observations.withLock {
+                $0.tracksEvictions = newValue
+                if !newValue { $0.retired = [] }
             }
         }
     }
@@ -126,10 +125,19 @@ extension InjectionContainer {
     /// Only class instances can be tracked, and only while ``tracksEvictedInstances`` is on.
     /// Each entry is the instance's registered type (or key) name, once per live instance.
     public func liveInstancesFromPreviousScopes() -> [String] {
-        let live = graphLock.withLock { () -> [_AnyType] in
-            retired.removeAll { $0.object == nil }
-            return retired.map(\.type)
+        let live = observations.withLock { observations -> [AnyType] in
+            observations.retired.removeAll { $0.object == nil }
+            return observations.retired.map(\.type)
         }
-        return live.map(typeNames.name).sorted()
+        return live.map(names.name).sorted()
     }
+}
+
+/// What a container observed for diagnostics.
+struct Observations {
+    /// "A needs B", recorded whenever a factory that records edges resolves something.
+    var edges: Set<InjectionGraph._Edge> = []
+    /// Weak references to evicted instances, for `liveInstancesFromPreviousScopes()`.
+    var retired: [WeakReference] = []
+    var tracksEvictions = _isDebugAssertConfiguration()
 }

@@ -17,53 +17,35 @@ import _InjectionPlatform
 /// lock, a `.scoped` or `.singleton` instance is built exactly once per scope even when many threads
 /// race for it, and `register`, `unregister` and reset never wait for a running factory.
 public final class InjectionContainer: @unchecked Sendable {
-    // MARK: - State (guarded by `lock`)
-
-    let lock = _Lock()
-    var slots: [_TypeID: _Slot] = [:]
-    /// Bumped by every reset; a scoped build that started in an older scope is never cached.
-    /// Written under `lock`; read under it, or without it where a stale number is harmless (a
-    /// resolution's start: its builds are checked against the current number under the lock).
-    var scope: UInt64 {
-        get { _injection_load_u64(scopeWord) }
-        set { _injection_store_u64(scopeWord, newValue) }
-    }
-    private let scopeWord: UnsafeMutablePointer<UInt64> = {
+    /// The registrations, instances and builds, reachable only under the container's lock.
+    let state = LockedState(ContainerState())
+    /// The epoch of ``state``, published for lock-free readers (a transient's frame on the fast path).
+    /// Written under the lock; a stale value is harmless (a build is checked against the real one).
+    private let epochWord: UnsafeMutablePointer<UInt64> = {
         let word = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
         word.initialize(to: 0)
         return word
     }()
-    /// Whether some thread's `_ThreadState` may hold an entry of this container.
-    var isInThreadCaches = false
-    /// The non-singleton slots that held an instance or a build since the last reset: all a reset has
-    /// to visit, however many types are registered. A slot leaves it when it leaves `slots` (`detach`).
-    var scopedSlots: [_Slot] = []
-
-    // MARK: - Diagnostics
-
-    /// "A needs B", recorded whenever a factory resolves something; guarded by `graphLock`.
-    let graphLock = _Lock()
-    var edges: Set<InjectionGraph._Edge> = []
-    /// Set on the throwaway copy that `verify()` resolves in.
-    let verification: _Verification?
     /// The readable names of the types registered here, for messages and the graph.
-    let typeNames: _TypeNames
-    /// Weak references to evicted instances, for `liveInstancesFromPreviousScopes()`; guarded by `graphLock`.
-    var retired: [_WeakReference] = []
-    var isTrackingEvictions = _isDebugAssertConfiguration()
+    let names: TypeNames
+    /// What was observed for diagnostics: the graph's edges and the evicted instances.
+    let observations = LockedState(Observations())
+    /// Set on the throwaway copy that `verify()` resolves in.
+    let verification: Verification?
     /// Test-only observation points on the wait path; set before the container is shared.
-    var waitHooks = _WaitHooks()
+    var waitHooks = WaitHooks()
 
     /// Creates an empty container.
     public init() {
         verification = nil
-        typeNames = _TypeNames()
+        names = TypeNames()
     }
 
     deinit {
         // Thread caches key entries by this container's address, which a new container may reuse.
-        if isInThreadCaches { _ = _ThreadState.evict(container: ObjectIdentifier(self)) }
-        scopeWord.deallocate()
+        let keys = state.withLock { $0.keysInThreadCaches }
+        _ = ThreadState.evict(keys, of: ObjectIdentifier(self))
+        epochWord.deallocate()
     }
 
     /// Creates a container with the same registrations as `other` and none of its instances.
@@ -77,10 +59,11 @@ public final class InjectionContainer: @unchecked Sendable {
         self.init(copying: other, verification: nil)
     }
 
-    init(copying other: InjectionContainer, verification: _Verification?) {
+    init(copying other: InjectionContainer, verification: Verification?) {
         self.verification = verification
-        typeNames = _TypeNames(copying: other.typeNames)
-        slots = other.lock.withLock { other.slots.mapValues { _Slot($0.registration) } }
+        names = TypeNames(copying: other.names)
+        let registrations = other.state.withLock { $0.registrations }
+        state.withLock { $0 = ContainerState(registrations: registrations) }
     }
 
     // MARK: - Registration
@@ -119,7 +102,7 @@ public final class InjectionContainer: @unchecked Sendable {
         factory: @escaping @Sendable () throws -> Value,
         postConstruction: (@Sendable (Value) throws -> Void)? = nil
     ) {
-        _register(_Registration(lifetime: lifetime, type: _AnyType(type), factory: factory, postConstruction: postConstruction), file: file)
+        register(Registration(AnyType(type), lifetime: lifetime, factory: factory, postConstruction: postConstruction), file: file)
     }
 
     /// Registers the factory for the typed key `Key`: one of several instances of `Key.Value`.
@@ -138,14 +121,14 @@ public final class InjectionContainer: @unchecked Sendable {
         factory: @escaping @Sendable () throws -> Key.Value,
         postConstruction: (@Sendable (Key.Value) throws -> Void)? = nil
     ) {
-        _register(_Registration(lifetime: lifetime, type: _AnyType(key: key), factory: factory, postConstruction: postConstruction), file: file)
+        register(Registration(AnyType(key: key), lifetime: lifetime, factory: factory, postConstruction: postConstruction), file: file)
     }
 
     /// Removes the registration of `type` and its cached instance.
     ///
     /// A resolve that is building `type` right now still returns its instance but does not cache it.
     public func unregister<Value>(_ type: Value.Type) {
-        unregister(_AnyType(type))
+        unregister(AnyType(type))
     }
 
     /// Removes the registration of the typed key `Key` and its cached instance.
@@ -153,19 +136,19 @@ public final class InjectionContainer: @unchecked Sendable {
     /// For a class that is both an ``InjectionKey`` and a registered type, this removes the key's
     /// registration; the type's stays.
     public func unregister<Key: InjectionKey>(_ key: Key.Type) {
-        unregister(_AnyType(key: key))
+        unregister(AnyType(key: key))
     }
 
     /// Whether a factory is registered for `type`.
     public func isRegistered<Value>(_ type: Value.Type) -> Bool {
-        isRegistered(_AnyType(type))
+        isRegistered(AnyType(type))
     }
 
     /// Whether a factory is registered for the typed key `Key`.
     ///
     /// For a class that is both an ``InjectionKey`` and a registered type, this asks about the key.
     public func isRegistered<Key: InjectionKey>(_ key: Key.Type) -> Bool {
-        isRegistered(_AnyType(key: key))
+        isRegistered(AnyType(key: key))
     }
 
     // MARK: - Resolution
@@ -183,10 +166,8 @@ public final class InjectionContainer: @unchecked Sendable {
     public func resolve<Value>(
         _ type: Value.Type = Value.self, isolation: isolated (any Actor)? = #isolation
     ) throws(InjectionError) -> Value {
-        let (frame, startsRoot) = _Context.parent
-        return try _resolve(
-            _AnyType(type), as: Value.self, frame: frame, transaction: _Context.transaction,
-            threadState: _ThreadState.current, caller: isolation, startsRoot: startsRoot)
+        let thread = ThreadState.current
+        return try resolve(AnyType(type), as: Value.self, binding: Binding.current(thread), thread: thread, caller: isolation)
     }
 
     /// Returns the instance registered for the typed key `Key`; throws instead of trapping.
@@ -197,10 +178,8 @@ public final class InjectionContainer: @unchecked Sendable {
     public func resolve<Key: InjectionKey>(
         _ key: Key.Type, isolation: isolated (any Actor)? = #isolation
     ) throws(InjectionError) -> Key.Value {
-        let (frame, startsRoot) = _Context.parent
-        return try _resolve(
-            _AnyType(key: key), as: Key.Value.self, frame: frame, transaction: _Context.transaction,
-            threadState: _ThreadState.current, caller: isolation, startsRoot: startsRoot)
+        let thread = ThreadState.current
+        return try resolve(AnyType(key: key), as: Key.Value.self, binding: Binding.current(thread), thread: thread, caller: isolation)
     }
 
     // MARK: - Scope
@@ -213,7 +192,7 @@ public final class InjectionContainer: @unchecked Sendable {
     /// released outside the container's lock.
     public func resetCurrentContainer() {
         if let transaction = openTransaction(), transaction.record(.reset) { return }
-        mutate { resetLocked(&$0) }
+        apply { $0.reset() }
     }
 
     /// Resets the scope and applies the registrations made in `body`, as one atomic step.
@@ -240,149 +219,88 @@ public final class InjectionContainer: @unchecked Sendable {
             }
             return
         }
-        let outer = _Context.active
-        let transaction = _Transaction(container: self, outer: outer?.transaction)
-        let context = _Context(container: self, frame: outer?.frame, transaction: transaction)
+        let outer = Binding.current(ThreadState.current)
+        let transaction = Transaction(container: self, outer: outer?.transaction?.takeUnretainedValue())
         do {
-            try _Context.withSyncScope(context, body)
+            try Binding.withBinding(
+                container: self, frame: outer?.frame, transaction: transaction,
+                startsResolution: outer?.startsResolution ?? false, body)
         } catch {
             _ = transaction.commit()
             throw error
         }
-        mutate { evictions in
+        apply { state in
             // Committed under the container's lock: a task that outlived the block and registers now
             // waits for the lock and lands after the block's operations, not between them.
+            var evictions = ContainerState.Evictions()
             for operation in transaction.commit() {
                 switch operation {
-                case .reset: resetLocked(&evictions)
-                case .register(let key, let registration): evictions.remove(detach(slots.updateValue(_Slot(registration), forKey: key)))
-                case .unregister(let key): evictions.remove(detach(slots.removeValue(forKey: key)))
+                case .reset: evictions.merge(state.reset())
+                case .register(let key, let registration): evictions.merge(state.replace(key, with: registration))
+                case .unregister(let key): evictions.merge(state.replace(key, with: nil))
                 }
             }
+            return evictions
         }
     }
 
     // MARK: - Internals
 
-    func unregister(_ requested: _AnyType) {
+    func unregister(_ requested: AnyType) {
         let key = requested.id
         if let transaction = openTransaction(), transaction.record(.unregister(key)) { return }
-        mutate { $0.remove(detach(slots.removeValue(forKey: key))) }
+        apply { $0.replace(key, with: nil) }
     }
 
-    func isRegistered(_ requested: _AnyType) -> Bool {
+    func isRegistered(_ requested: AnyType) -> Bool {
         let key = requested.id
         if let transaction = openTransaction(), let decided = transaction.registration(for: key) { return decided }
-        return lock.withLock { slots[key] != nil }
+        return state.withLock { $0.slots[key] != nil }
     }
 
-    func _register(_ registration: _AnyRegistration, file: StaticString) {
-        typeNames.noteRegistered(registration.type.type, file: file)
+    func register(_ registration: Registration, file: StaticString) {
+        names.noteRegistered(registration.type.type, file: file)
         let key = registration.type.id
         if let transaction = openTransaction(), transaction.record(.register(key, registration)) { return }
-        mutate { $0.remove(detach(slots.updateValue(_Slot(registration), forKey: key))) }
-    }
-
-    /// Changes the state under the lock, then, after unlocking, tells evicted ``InjectionDisposable``
-    /// instances, records them for `liveInstancesFromPreviousScopes()`, and releases them.
-    ///
-    /// Every thread's cached copies of this container are evicted too, and waiters are woken, so they
-    /// see the change.
-    func mutate(_ body: (inout _Evictions) -> Void) {
-        let evictions = lock.withLock { () -> _Evictions in
-            var evictions = _Evictions()
-            body(&evictions)
-            evictions.released += evictFromThreadCachesLocked()
-            lock.broadcast()
-            return evictions
-        }
-        for (registration, instance) in evictions.disposable {
-            registration.disposable(in: instance)?.dispose()
-        }
-        guard !evictions.evicted.isEmpty, graphLock.withLock({ isTrackingEvictions }) else { return }
-        let retiring = evictions.evicted.compactMap { registration, instance in
-            registration.object(in: instance).map { _WeakReference($0, type: registration.type) }
-        }
-        graphLock.withLock {
-            retired.removeAll { $0.object == nil }
-            retired += retiring
-        }
-        // `evictions` is released here, outside every lock: a deinit may use the container.
-    }
-
-    /// Removes this container's entries from every thread's cache; returns them for release after unlocking.
-    func evictFromThreadCachesLocked() -> [AnyObject] {
-        guard isInThreadCaches else { return [] }
-        isInThreadCaches = false
-        return _ThreadState.evict(container: ObjectIdentifier(self))
+        apply { $0.replace(key, with: registration) }
     }
 
     /// The open `resetCurrentContainer { }` of this container that the current code runs inside, if any:
     /// in this task, or in the block of another container's that factories in between run in.
-    func openTransaction() -> _Transaction? {
-        _Context.transaction?.open(for: self)
+    func openTransaction() -> Transaction? {
+        Binding.transaction?.open(for: self)
     }
 
-    /// Starts a new scope: evicts scoped instances, forgets weak ones, and abandons their builds.
-    func resetLocked(_ evictions: inout _Evictions) {
-        scope &+= 1
-        evictions.evicted.reserveCapacity(scopedSlots.count)
-        for slot in scopedSlots {
-            slot.scopeIndex = nil
-            if let instance = slot.cached { evictions.evict(instance, from: slot) }
-            slot.cached = nil
-            slot.weakInstance = nil
-            if let build = slot.build, build.hasWaiters { _WaitGraph.finished(build) }  // Abandoned: no wait may go through it.
-            slot.build = nil
+    /// The epoch of the current scope, read without the lock (see `epochWord`).
+    var epoch: UInt64 { _injection_load_u64(epochWord) }
+
+    /// Applies a change to the state and carries out what it returns: under the lock, evicts the
+    /// changed keys from every thread's cache and finishes abandoned builds in the wait-for graph, so
+    /// no thread sees the change half-done; after unlocking, tells evicted ``InjectionDisposable``
+    /// instances, remembers them for `liveInstancesFromPreviousScopes()`, and releases them.
+    func apply(_ change: (inout ContainerState) -> ContainerState.Evictions) {
+        let evictions = state.withLock { state in
+            var evictions = change(&state)
+            _injection_store_u64(epochWord, state.epoch)
+            for build in evictions.abandoned { WaitGraph.finished(build) }  // No wait may go through them.
+            evictions.released += ThreadState.evict(evictions.threadCacheKeys, of: ObjectIdentifier(self))
+            self.state.broadcast()  // Waiters see the change.
+            return evictions
         }
-        scopedSlots.removeAll(keepingCapacity: true)
-    }
-
-    /// Lists `slot` for the next reset if it is not a singleton's; call under the lock when it gets an
-    /// instance or a build.
-    @inline(__always)
-    func noteInScope(_ slot: _Slot) {
-        guard slot.scopeIndex == nil, slot.registration.lifetime != .singleton else { return }
-        slot.scopeIndex = scopedSlots.count
-        scopedSlots.append(slot)
-    }
-
-    /// Marks a slot that leaves `slots` as detached (a build that finishes in it caches nothing) and takes
-    /// it out of `scopedSlots` (swap-remove, O(1)), so the list never keeps a removed registration (and
-    /// what its factory captured) alive. Every slot that leaves `slots` goes through here; call under the lock.
-    func detach(_ slot: _Slot?) -> _Slot? {
-        slot?.isDetached = true
-        guard let slot, let index = slot.scopeIndex else { return slot }
-        let last = scopedSlots.removeLast()
-        if last !== slot {
-            scopedSlots[index] = last
-            last.scopeIndex = index
+        for evicted in evictions.instances where evicted.isDisposable {
+            evicted.instance.disposable?.dispose()
         }
-        slot.scopeIndex = nil
-        return slot
+        remember(evictions.instances)
+        // `evictions` is released here, outside every lock: a deinit may use the container.
     }
 }
 
-/// What a mutation took out of a container, to be told and released after the lock is dropped.
-struct _Evictions {
-    /// Objects to release outside the lock.
-    var released: [AnyObject] = []
-    /// Cached instances the container let go, with their registrations.
-    var evicted: [(_AnyRegistration, _Box)] = []
-    /// Those of `evicted` that conform to `InjectionDisposable`.
-    var disposable: [(_AnyRegistration, _Box)] = []
-
-    /// Takes in an instance the container let go; call under the container's lock.
-    mutating func evict(_ instance: _Box, from slot: _Slot) {
-        evicted.append((slot.registration, instance))
-        if slot.isDisposable(instance) { disposable.append((slot.registration, instance)) }
-    }
-
-    /// Takes in a slot that left the container, with its cached instance; its build is abandoned.
-    mutating func remove(_ slot: _Slot?) {
-        guard let slot else { return }
-        if let build = slot.build, build.hasWaiters { _WaitGraph.finished(build) }
-        released.append(slot)
-        if let instance = slot.cached { evict(instance, from: slot) }
+extension ContainerState.Evictions {
+    /// Adds what another change took out.
+    mutating func merge(_ other: Self) {
+        instances += other.instances
+        abandoned += other.abandoned
+        threadCacheKeys += other.threadCacheKeys
+        released += other.released
     }
 }

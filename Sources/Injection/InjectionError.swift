@@ -67,15 +67,15 @@ public struct InjectionError: Error, CustomStringConvertible, Sendable {
 // MARK: - Messages
 
 extension InjectionError {
-    static func notRegistered(_ type: _AnyType, chain: [_AnyType], names: _TypeNames) -> InjectionError {
+    static func notRegistered(_ type: AnyType, chain: [AnyType], names: TypeNames) -> InjectionError {
         let name = names.name(type)
         var hint = ""
-        if _TypeNames.isPrivate(type.type) {
+        if TypeNames.isPrivate(type.type) {
             hint = " (\(names.name(of: type.type)) is private, so that line compiles only in the file that declares it.)"
         }
-        if let optional = type.type as? any _OptionalType.Type {
+        if let optional = type.type as? any OptionalType.Type {
             let wrapped = names.name(of: optional.wrappedType)
-            hint = " If you meant the non-optional type, write Inject(\(_TypeNames.literal(wrapped)).self): " +
+            hint = " If you meant the non-optional type, write Inject(\(TypeNames.literal(wrapped)).self): " +
                 "Inject() into an optional asks for \(name) itself."
         }
         return InjectionError(
@@ -83,11 +83,11 @@ extension InjectionError {
             description: """
             Injection: no registration for \(name)\(resolving(chain, names)). \
             Register it before it is resolved, e.g. at launch: \
-            InjectionManager.register(\(_TypeNames.literal(name)).self) { ... }\(hint)
+            InjectionManager.register(\(TypeNames.literal(name)).self) { ... }\(hint)
             """)
     }
 
-    static func cycle(_ type: _AnyType, path: [_AnyType], names: _TypeNames) -> InjectionError {
+    static func cycle(_ type: AnyType, path: [AnyType], names: TypeNames) -> InjectionError {
         let pathNames = path.map(names.name)
         return InjectionError(
             kind: .cycle, typeName: names.name(type), chain: pathNames,
@@ -98,7 +98,7 @@ extension InjectionError {
             """)
     }
 
-    static func factoryFailed(_ type: _AnyType, chain: [_AnyType], underlying: any Error, names: _TypeNames) -> InjectionError {
+    static func factoryFailed(_ type: AnyType, chain: [AnyType], underlying: any Error, names: TypeNames) -> InjectionError {
         let name = names.name(type)
         return InjectionError(
             kind: .factoryFailed, typeName: name, chain: chain.map(names.name), underlyingError: underlying,
@@ -110,7 +110,7 @@ extension InjectionError {
     }
 
     static func postConstructionFailed(
-        _ type: _AnyType, chain: [_AnyType], underlying: any Error, names: _TypeNames
+        _ type: AnyType, chain: [AnyType], underlying: any Error, names: TypeNames
     ) -> InjectionError {
         let name = names.name(type)
         return InjectionError(
@@ -122,7 +122,7 @@ extension InjectionError {
             """)
     }
 
-    static func resolvedDuringReset(_ type: _AnyType, chain: [_AnyType], names: _TypeNames) -> InjectionError {
+    static func resolvedDuringReset(_ type: AnyType, chain: [AnyType], names: TypeNames) -> InjectionError {
         let name = names.name(type)
         return InjectionError(
             kind: .resolvedDuringReset, typeName: name, chain: chain.map(names.name),
@@ -133,7 +133,7 @@ extension InjectionError {
     }
 
     static func weakNeedsClass(
-        _ type: _AnyType, chain: [_AnyType], names: _TypeNames
+        _ type: AnyType, chain: [AnyType], names: TypeNames
     ) -> InjectionError {
         let name = names.name(type)
         return InjectionError(
@@ -145,21 +145,21 @@ extension InjectionError {
             """)
     }
 
-    static func wrongIsolation(_ type: _AnyType, chain: [_AnyType], names: _TypeNames) -> InjectionError {
+    static func wrongIsolation(_ type: AnyType, chain: [AnyType], names: TypeNames) -> InjectionError {
         let name = names.name(type)
         return InjectionError(
             kind: .wrongIsolation, typeName: name, chain: chain.map(names.name),
             description: """
             Injection: \(name) is registered with isolation: MainActor, but it was resolved synchronously \
             off the main actor\(resolving(chain, names)), so its factory cannot run. Resolve it from \
-            @MainActor code, or with `try await container.resolveAsync(\(_TypeNames.literal(name)).self)` \
+            @MainActor code, or with `try await container.resolveAsync(\(TypeNames.literal(name)).self)` \
             (or `InjectionManager.resolveAsync`), which hops to the main actor.
             """)
     }
 
-    static func asyncFactory(_ type: _AnyType, chain: [_AnyType], names: _TypeNames) -> InjectionError {
+    static func asyncFactory(_ type: AnyType, chain: [AnyType], names: TypeNames) -> InjectionError {
         let name = names.name(type)
-        let literal = _TypeNames.literal(name)
+        let literal = TypeNames.literal(name)
         return InjectionError(
             kind: .asyncFactory, typeName: name, chain: chain.map(names.name),
             description: """
@@ -181,7 +181,7 @@ extension InjectionError {
             """)
     }
 
-    static func tooDeep(_ type: _AnyType, chain: [_AnyType], stackSize: UInt, names: _TypeNames) -> InjectionError {
+    static func tooDeep(_ type: AnyType, chain: [AnyType], stackSize: UInt, names: TypeNames) -> InjectionError {
         let name = names.name(type)
         let chainNames = chain.map(names.name)
         let ends = chainNames.count > 2
@@ -190,15 +190,15 @@ extension InjectionError {
             kind: .tooDeep, typeName: name, chain: chainNames,
             description: """
             Injection: resolving \(name) nests \(chainNames.count) factories deep (\(ends)), and this thread's \
-            \(stackSize >> 10) KiB stack has less than \(_ThreadState.stackReserve >> 10) KiB left, so \
+            \(stackSize >> 10) KiB stack has less than \(ThreadState.stackReserve >> 10) KiB left, so \
             resolving on would overflow it. Make the graph shallower (a factory that resolves what it needs \
             on first use, with InjectLazy, ends the chain there), or resolve it on a thread with a larger \
             stack: a nested resolve uses about 11 KiB in a debug build and 4 KiB in release.
             """)
     }
 
-    static func containerReleased(_ type: _AnyType) -> InjectionError {
-        let name = _TypeNames.readable(String(describing: type.type))
+    static func containerReleased(_ type: AnyType) -> InjectionError {
+        let name = TypeNames.readable(String(describing: type.type))
         return InjectionError(
             kind: .containerReleased, typeName: name, chain: [name],
             description: """
@@ -208,7 +208,7 @@ extension InjectionError {
             """)
     }
 
-    private static func resolving(_ chain: [_AnyType], _ names: _TypeNames) -> String {
+    private static func resolving(_ chain: [AnyType], _ names: TypeNames) -> String {
         chain.count > 1 ? " (resolving \(chain.map(names.name).joined(separator: " → ")))" : ""
     }
 }

@@ -44,11 +44,11 @@ public struct InjectionGraph: Sendable, CustomStringConvertible {
     public let edges: [Edge]
 
     struct _Edge: Hashable, Sendable {
-        let from: _AnyType
-        let to: _AnyType
+        let from: AnyType
+        let to: AnyType
     }
 
-    init(registered: [(_AnyType, InjectionLifetime)], edges seen: Set<_Edge>, names: _TypeNames) {
+    init(registered: [(AnyType, InjectionLifetime)], edges seen: Set<_Edge>, names: TypeNames) {
         var lifetimes: [String: InjectionLifetime?] = [:]
         for (type, lifetime) in registered { lifetimes[names.name(type)] = lifetime }
         let edges = Set(seen.map { Edge(from: names.name($0.from), to: names.name($0.to)) })

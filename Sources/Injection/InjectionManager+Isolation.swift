@@ -21,7 +21,7 @@ extension InjectionManager {
         _ container: InjectionContainer,
         operation: () throws(Failure) -> Result
     ) throws(Failure) -> Result {
-        try _Context.withContainer(container, operation)
+        try Binding.withContainer(container, operation)
     }
 
     /// Runs the async `operation` with `container` as the ``currentContainer`` of the current task
@@ -38,8 +38,9 @@ extension InjectionManager {
         isolation: isolated (any Actor)? = #isolation,
         operation: () async throws -> Result
     ) async rethrows -> Result {
-        let outer = _Context.active
-        let context = _Context(container: container, frame: outer?.frame, transaction: outer?.transaction)
-        return try await _Context.$current.withValue(context, operation: operation, isolation: isolation)
+        let outer = Binding.current(ThreadState.current)
+        let binding = TaskBinding(
+            container: container, frame: outer?.frame?.escape(), transaction: outer?.transaction?.takeUnretainedValue())
+        return try await TaskBinding.$current.withValue(binding, operation: operation, isolation: isolation)
     }
 }

@@ -15,47 +15,34 @@ import _InjectionPlatform
 /// ```
 public enum InjectionManager {
     /// The process-wide container, used wherever no other container is bound.
-    public static var sharedContainer: InjectionContainer { _shared.takeUnretainedValue() }
+    public static var sharedContainer: InjectionContainer { shared.takeUnretainedValue() }
 
     /// The process-wide container, never released, so the hot path can borrow it without reference
     /// counting (a retain of one shared object from every thread would make threads contend).
-    static let _shared = Unmanaged.passRetained(InjectionContainer())
+    static let shared = Unmanaged.passRetained(InjectionContainer())
 
-    /// Resolves from the current container without retaining anything shared: the synchronous scope's
-    /// context from the thread's state, else the task-local context, else the process-wide container.
+    /// Resolves from the current container without retaining anything shared: the container and chain
+    /// of the current binding, else the process-wide container.
     @inline(__always)
-    static func _resolveInCurrent<Value>(
-        _ requested: _AnyType, as _: Value.Type, caller: (any Actor)?
+    static func resolveInCurrent<Value>(
+        _ requested: AnyType, as _: Value.Type, caller: (any Actor)?
     ) throws(InjectionError) -> Value {
-        let state = _ThreadState.current
-        // The process-wide container, or one bound by a sync `withContainer` with nothing else in scope:
-        // both take the same path, so binding a container costs nothing per resolve.
-        let container: Unmanaged<InjectionContainer>
-        if let scope = state?._withUnsafeGuaranteedRef({ $0.scope }) {
-            guard let bound = scope.containerAlone else {
-                return try scope.resolve(requested, as: Value.self, threadState: state, caller: caller)
-            }
-            container = bound
-        } else if _injection_context_count() != 0, let context = _Context.current {
-            return try context.container._resolve(
-                requested, as: Value.self, frame: context.frame, transaction: context.transaction, threadState: state,
-                caller: caller, startsRoot: context.frame?.isForeignToCurrentTask ?? false)
-        } else {
-            container = _shared
-        }
+        let thread = ThreadState.current
+        let binding = Binding.current(thread)
         do {
-            return try container._withUnsafeGuaranteedRef {
-                try $0._resolve(requested, as: Value.self, frame: nil, transaction: nil, threadState: state, caller: caller)
+            return try (binding?.container ?? shared)._withUnsafeGuaranteedRef {
+                try $0.resolve(requested, as: Value.self, binding: binding, thread: thread, caller: caller)
             }
         } catch {
-            throw error as! InjectionError  // `_withUnsafeGuaranteedRef` rethrows untyped; `_resolve` throws only this.
+            throw error as! InjectionError  // `_withUnsafeGuaranteedRef` rethrows untyped; `resolve` throws only this.
         }
     }
 
     /// Ends the process with `error`'s message, or, inside `verify()`, reports it and parks the thread.
-    static func _fail(_ error: InjectionError, file: StaticString, line: UInt) -> Never {
-        if let context = _Context.active, let verification = context.container.verification {
-            verification.park(error, container: context.container, frame: context.frame)
+    static func fail(_ error: InjectionError, file: StaticString, line: UInt) -> Never {
+        if let binding = Binding.current(ThreadState.current),
+           let verification = binding.container.takeUnretainedValue().verification {
+            verification.park(error, container: binding.container.takeUnretainedValue(), frame: binding.frame)
         }
         fatalError(error.description, file: file, line: line)
     }
@@ -63,7 +50,7 @@ public enum InjectionManager {
     /// The container the current task resolves from: the innermost one bound by
     /// ``withContainer(_:operation:)``, else ``sharedContainer``.
     public static var currentContainer: InjectionContainer {
-        _Context.active?.container ?? sharedContainer
+        Binding.current(ThreadState.current)?.container.takeUnretainedValue() ?? sharedContainer
     }
 
     // MARK: - Registration
@@ -139,14 +126,14 @@ public enum InjectionManager {
     public static func resolve<Value>(
         _ type: Value.Type = Value.self, isolation: isolated (any Actor)? = #isolation
     ) throws(InjectionError) -> Value {
-        try _resolveInCurrent(_AnyType(type), as: Value.self, caller: isolation)
+        try resolveInCurrent(AnyType(type), as: Value.self, caller: isolation)
     }
 
     /// Returns the instance registered for the typed key `Key`; throws instead of trapping.
     public static func resolve<Key: InjectionKey>(
         _ key: Key.Type, isolation: isolated (any Actor)? = #isolation
     ) throws(InjectionError) -> Key.Value {
-        try _resolveInCurrent(_AnyType(key: key), as: Key.Value.self, caller: isolation)
+        try resolveInCurrent(AnyType(key: key), as: Key.Value.self, caller: isolation)
     }
 
     // MARK: - Scope

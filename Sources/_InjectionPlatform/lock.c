@@ -1,6 +1,7 @@
 #include "InjectionLock.h"
 #include "check.h"
 #include <pthread.h>
+#include <errno.h>
 #include <stdlib.h>
 
 struct _injection_lock {
@@ -8,15 +9,11 @@ struct _injection_lock {
     pthread_cond_t condition;
 };
 
-// The block is aligned to and padded out to 128 bytes (Apple silicon's cache line; two lines on x86,
-// whose adjacent-line prefetcher pairs them), so two threads' locks never share a line.
-enum { line = 128 };
-
 _injection_lock *_injection_lock_create(void) {
-    void *block = NULL;
-    size_t size = (sizeof(struct _injection_lock) + line - 1) / line * line;
-    _injection_check(posix_memalign(&block, line, size), "posix_memalign");
-    _injection_lock *lock = block;
+    // Not padded to a cache line: every such lock is a container's (or a registry's), taken on slow
+    // paths only; the per-thread cache locks, taken on every hit, have lines of their own.
+    _injection_lock *lock = malloc(sizeof(struct _injection_lock));
+    if (lock == NULL) _injection_check(ENOMEM, "malloc");
 
     pthread_mutexattr_t attributes;
     _injection_check(pthread_mutexattr_init(&attributes), "pthread_mutexattr_init");

@@ -18,33 +18,36 @@
 
     /// What the calling thread's cache holds for `type` (not a key) of `container`.
     public static func threadCacheEntry(for type: Any.Type, in container: InjectionContainer) -> ThreadCacheEntry {
-        threadCacheEntry(_AnyType(type), in: container)
+        entry(AnyType(type), in: container)
     }
 
     /// What the calling thread's cache holds for the typed key `key` of `container`.
     public static func threadCacheEntry<Key: InjectionKey>(forKey key: Key.Type, in container: InjectionContainer) -> ThreadCacheEntry {
-        threadCacheEntry(_AnyType(key: key), in: container)
+        entry(AnyType(key: key), in: container)
     }
 
-    private static func threadCacheEntry(_ type: _AnyType, in container: InjectionContainer) -> ThreadCacheEntry {
-        guard let state = _ThreadState.current?.takeUnretainedValue() else { return .none }
+    private static func entry(_ type: AnyType, in container: InjectionContainer) -> ThreadCacheEntry {
+        guard let state = ThreadState.current?.takeUnretainedValue() else { return .none }
         let hit = state.beginLookup(container: ObjectIdentifier(container), key: type.id)
         state.endLookup()
-        guard let hit else { return .none }
-        return hit.isFactory ? .factory : .instance
+        switch hit {
+        case .instance?: return .instance
+        case .factory?: return .factory
+        case nil: return .none
+        }
     }
 
     /// The object that stands for the registration of `type` in `container` (to watch its lifetime
     /// through a weak reference), or `nil` if `type` is not registered.
     public static func registration(for type: Any.Type, in container: InjectionContainer) -> AnyObject? {
-        container.lock.withLock { container.slots[_AnyType(type).id]?.registration }
+        container.state.withLock { $0.slots[AnyType(type).id]?.registration }
     }
 
     /// Whether the calling thread has the library's per-thread state (made by its first resolve).
-    public static var currentThreadHasState: Bool { _ThreadState.current != nil }
+    public static var currentThreadHasState: Bool { ThreadState.current != nil }
 
     /// How many threads' states are alive (each is released when its thread exits).
-    public static var liveThreadStates: Int { _ThreadState.registeredCount }
+    public static var liveThreadStates: Int { ThreadState.registeredCount }
 
     /// Installs points where a test acts while a synchronous resolve in `container` starts waiting for
     /// another resolution's build: before it joins the wait-for graph, and after. Each gets the type being
@@ -54,7 +57,7 @@
         beforeJoining: (@Sendable (Any.Type) -> Void)?,
         afterJoining: (@Sendable (Any.Type) -> Void)?
     ) {
-        var hooks = _WaitHooks()
+        var hooks = WaitHooks()
         if let beforeJoining { hooks.beforeJoining = { @Sendable type in beforeJoining(type.type) } }
         if let afterJoining { hooks.afterJoining = { @Sendable type in afterJoining(type.type) } }
         container.waitHooks = hooks
@@ -63,6 +66,6 @@
     /// How many registrations of `container` a reset visits: those that held an instance or a build
     /// since the last reset, and are still registered.
     public static func resettableCount(in container: InjectionContainer) -> Int {
-        container.lock.withLock { container.scopedSlots.count }
+        container.state.withLock { $0.resettableCount }
     }
 }

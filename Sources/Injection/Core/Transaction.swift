@@ -1,27 +1,27 @@
 /// The registrations collected inside `resetCurrentContainer { }`, applied with the reset in one step.
-final class _Transaction: @unchecked Sendable {
+final class Transaction: @unchecked Sendable {  // `operations` and `isCommitted`: under `lock`.
     enum Operation {
         case reset
-        case register(_TypeID, _AnyRegistration)
-        case unregister(_TypeID)
+        case register(TypeID, Registration)
+        case unregister(TypeID)
     }
 
     let container: InjectionContainer
     /// The transaction that was open where this one's block began (of another container, or none): a
     /// block stays inside every block around it, whatever factories run in between.
-    let outer: _Transaction?
-    fileprivate let lock = _Lock()
+    let outer: Transaction?
+    fileprivate let lock = Lock()
     private var operations: [Operation] = [.reset]
     fileprivate var isCommitted = false
 
-    init(container: InjectionContainer, outer: _Transaction?) {
+    init(container: InjectionContainer, outer: Transaction?) {
         self.container = container
         self.outer = outer
     }
 
     /// The open transaction of `container` among this one and those around it, if any.
-    func open(for container: InjectionContainer) -> _Transaction? {
-        var transaction: _Transaction? = self
+    func open(for container: InjectionContainer) -> Transaction? {
+        var transaction: Transaction? = self
         while let current = transaction {
             if current.container === container { return current.isOpen ? current : nil }
             transaction = current.outer
@@ -52,7 +52,7 @@ final class _Transaction: @unchecked Sendable {
     }
 
     /// Whether `key` is registered once the transaction commits, or `nil` if no operation decides it.
-    func registration(for key: _TypeID) -> Bool? {
+    func registration(for key: TypeID) -> Bool? {
         lock.withLock {
             for operation in operations.reversed() {
                 switch operation {
@@ -74,7 +74,7 @@ final class _Transaction: @unchecked Sendable {
     }
 }
 
-extension _Transaction {
+extension Transaction {
     /// Whether the block is still running, so operations are still being collected.
     var isOpen: Bool { lock.withLock { !isCommitted } }
 }

@@ -1,41 +1,3 @@
-/// What is registered and resolved: a type, or a typed key (`InjectionKey`) that stands for its `Value`.
-/// Stored in `Sendable` types; never used to build values.
-struct _AnyType: @unchecked Sendable, Hashable {
-    /// The type, or the key type.
-    let type: Any.Type
-    /// Whether `type` is an `InjectionKey` standing for its `Value`, rather than the type itself.
-    let isKey: Bool
-
-    /// The type itself.
-    init(_ type: Any.Type) {
-        self.type = type
-        isKey = false
-    }
-
-    /// A typed key.
-    init(key: Any.Type) {
-        self.type = key
-        isKey = true
-    }
-
-    /// The registration's identity: a key's differs from its type's, even for a class that is both.
-    var id: _TypeID { _TypeID(type, isKey: isKey) }
-
-    static func == (lhs: _AnyType, rhs: _AnyType) -> Bool { lhs.id == rhs.id }
-    func hash(into hasher: inout Hasher) { hasher.combine(id) }
-}
-
-/// The identity of a registration: the type's metadata address, with the low bit (always clear in an
-/// address) set for a key, so a class that is also an `InjectionKey` has two identities.
-struct _TypeID: Hashable, Sendable {
-    let bits: UInt
-
-    @inline(__always)
-    init(_ type: Any.Type, isKey: Bool) {
-        bits = UInt(bitPattern: ObjectIdentifier(type)) | (isKey ? 1 : 0)
-    }
-}
-
 /// Readable type names for one container's messages and graph.
 ///
 /// A name is the one a user writes (`API`, `(String) -> Detail`), qualified by its module
@@ -44,15 +6,15 @@ struct _TypeID: Hashable, Sendable {
 /// is named without that address; if it still shares its name with another registered type, the file
 /// that registered it tells them apart (`App.Cache (private, registered in App/Store.swift)`).
 /// Registering only remembers the type and file; names are worked out when a message or graph needs them.
-final class _TypeNames: @unchecked Sendable {
-    private let lock = _Lock()
+final class TypeNames: @unchecked Sendable {  // Its state: under `lock`.
+    private let lock = Lock()
     private var registered: [ObjectIdentifier: (type: Any.Type, file: StaticString)] = [:]
     /// Short name → the qualified names of registered types with it; `nil` after a new registration.
     private var qualifiedNames: [String: [String]]?
 
     init() {}
 
-    init(copying other: _TypeNames) {
+    init(copying other: TypeNames) {
         registered = other.lock.withLock { other.registered }
     }
 
@@ -66,7 +28,7 @@ final class _TypeNames: @unchecked Sendable {
     }
 
     /// The readable name of `type`.
-    func name(_ type: _AnyType) -> String { name(of: type.type) }
+    func name(_ type: AnyType) -> String { name(of: type.type) }
 
     /// The readable name of `type`.
     func name(of type: Any.Type) -> String {
@@ -121,10 +83,10 @@ final class _TypeNames: @unchecked Sendable {
 }
 
 /// Lets a message see through `Optional<Wrapped>` to suggest the non-optional type.
-protocol _OptionalType {
+protocol OptionalType {
     static var wrappedType: Any.Type { get }
 }
 
-extension Optional: _OptionalType {
+extension Optional: OptionalType {
     static var wrappedType: Any.Type { Wrapped.self }
 }

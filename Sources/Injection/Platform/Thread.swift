@@ -1,43 +1,8 @@
-// The library's one door to the OS: every call goes through the C platform layer (`_InjectionPlatform`),
-// which declares the same API on every platform, so this Swift names none.
 import Dispatch
 import _InjectionPlatform
 
-/// A mutex with a condition variable, reached only through ``withLock(_:)``.
-///
-/// `Synchronization.Mutex` needs iOS 18, so this lock from the C platform layer (`InjectionLock.h`)
-/// serves every platform we support: one heap block with a fixed address, padded to whole cache lines,
-/// an error-checking mutex in debug builds, and every OS return code checked.
-final class _Lock: @unchecked Sendable {
-    private let lock = _injection_lock_create()
-
-    init() {}
-
-    deinit {
-        _injection_lock_destroy(lock)
-    }
-
-    /// Runs `body` while holding the lock. `body` must never call user code.
-    @inline(__always)
-    func withLock<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
-        _injection_lock_lock(lock)
-        defer { _injection_lock_unlock(lock) }
-        return try body()
-    }
-
-    /// Releases the lock until ``broadcast()`` is called, then takes it again. Call only inside `withLock`.
-    func wait() {
-        _injection_lock_wait(lock)
-    }
-
-    /// Wakes every thread blocked in ``wait()``.
-    func broadcast() {
-        _injection_lock_broadcast(lock)
-    }
-}
-
-/// Starts detached threads for `verify()`'s workers, with a stack of a known size.
-enum _Thread {
+/// Threads the library starts itself: `verify()`'s workers.
+enum OSThread {
     /// The stack of every thread the library starts: 8 MiB, Linux's default for the main thread. Apple
     /// platforms give secondary threads 512 KiB, which a debug build's resolution of a deep graph
     /// (about 11 KiB per level) outgrows at about 45 levels.
@@ -58,7 +23,7 @@ enum _Thread {
 
     /// Blocks the calling thread for good.
     static func park() -> Never {
-        let lock = _Lock()
+        let lock = Lock()
         lock.withLock { () -> Void in
             while true { lock.wait() }
         }
@@ -67,7 +32,7 @@ enum _Thread {
 }
 
 /// Whether the running code is isolated to the main actor, without the crash of `assumeIsolated`.
-enum _MainActorCheck {
+enum MainActorCheck {
     private static let key = DispatchSpecificKey<Bool>()
     private static let isInstalled: Bool = {
         DispatchQueue.main.setSpecific(key: key, value: true)

@@ -6,17 +6,19 @@
 /// worker for the remaining registrations, and parks its own thread for good. The copy is never used
 /// again. Cost: one parked thread (and what it holds) per registration whose factory fails that way;
 /// none when the graph is sound.
-final class _Verification: @unchecked Sendable {
-    private let lock = _Lock()
-    private var pending: [_AnyType] = []
+final class Verification: @unchecked Sendable {  // Its state: under `lock`.
+    private let lock = Lock()
+    private var pending: [AnyType] = []
     private var remaining = 0
     private var problems: [InjectionError] = []
+    /// Why the build of a key was abandoned (its thread parked), so later resolves fail fast.
+    private var failures: [TypeID: InjectionError] = [:]
     /// Resolves one type, returning its problem or `nil`. (Not a typed-throws closure: storing one needs
     /// that function type's metadata, which only the Swift 6.0 runtime, iOS 18 / macOS 15, can make.)
-    private var resolve: (@Sendable (_AnyType) -> InjectionError?)?
+    private var resolve: (@Sendable (AnyType) -> InjectionError?)?
 
     /// Resolves each of `types` with `resolve` on worker threads; returns every problem found, once each.
-    func run(_ types: [_AnyType], resolve: @escaping @Sendable (_AnyType) -> InjectionError?) -> [InjectionError] {
+    func run(_ types: [AnyType], resolve: @escaping @Sendable (AnyType) -> InjectionError?) -> [InjectionError] {
         lock.withLock {
             pending = types.reversed()
             remaining = types.count
@@ -30,29 +32,55 @@ final class _Verification: @unchecked Sendable {
         }
     }
 
+    /// Why resolving `key` in the copy fails at once, if its build was abandoned.
+    func failure(for key: TypeID) -> InjectionError? {
+        lock.withLock { failures.isEmpty ? nil : failures[key] }
+    }
+
+    /// Records that `key`'s build was abandoned with `failure`.
+    func fail(_ key: TypeID, with failure: InjectionError) {
+        lock.withLock { failures[key] = failure }
+    }
+
     /// Records `error`, abandons the resolution running `frame` in `container`, and, on a worker, hands the
     /// remaining registrations to a new worker. Never returns.
-    func park(_ error: InjectionError, container: InjectionContainer, frame: _Frame?) -> Never {
+    func park(_ error: InjectionError, container: InjectionContainer, frame: FrameRef?) -> Never {
         record(error)
         if let frame { container.abandon(frame, failure: error) }
-        if let state = _ThreadState.current, state.takeUnretainedValue().isVerificationWorker {
+        if Self.isWorkerThread {
             finishItem()
             startWorker()
         }
         // This thread never resumes the factories it runs, so it needs none of their registrations:
         // let evictions release them instead of collecting on a pin that never ends.
-        _ = _ThreadState.current?._withUnsafeGuaranteedRef { $0.unpin() }
-        _Thread.park()
+        _ = ThreadState.current?._withUnsafeGuaranteedRef { $0.unpin() }
+        OSThread.park()
     }
 
     private func startWorker() {
-        _Thread.detach { [self] in
-            _ThreadState.currentOrNew?.isVerificationWorker = true
+        OSThread.detach { [self] in
+            Self.workers.withLock { _ = $0.insert(Self.threadIdentity) }
             while let type = lock.withLock({ pending.popLast() }) {
                 if let error = lock.withLock({ resolve })?(type) { record(error) }
                 finishItem()
             }
+            Self.workers.withLock { _ = $0.remove(Self.threadIdentity) }
         }
+    }
+
+    /// The threads running verifications (a worker that parks stays in it).
+    private static let workers = LockedState(Set<ObjectIdentifier>())
+
+    /// The calling thread's state, made if needed, stands for the thread.
+    private static var threadIdentity: ObjectIdentifier {
+        ObjectIdentifier(ThreadState.currentOrNew!)
+    }
+
+    /// Whether the calling thread is one of a verification's workers.
+    static var isWorkerThread: Bool {
+        guard let state = ThreadState.current else { return false }
+        let identity = ObjectIdentifier(state.takeUnretainedValue())
+        return workers.withLock { $0.contains(identity) }
     }
 
     private func record(_ error: InjectionError) {

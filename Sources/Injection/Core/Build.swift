@@ -1,0 +1,97 @@
+/// A cached instance being built by one resolution while others wait for it.
+///
+/// Threads wait on the container's condition; tasks suspend in `asyncWaiters`. A build is in progress
+/// while its slot points to it (``ContainerState``); waiters that find it gone retry their claim.
+final class Build: @unchecked Sendable {  // Mutable fields: under the container's lock, but `isFinished`: under `WaitGraph`'s.
+    /// The resolution building it.
+    let owner: Resolution
+    let container: ObjectIdentifier
+    let key: TypeID
+    let registration: Registration
+    /// The container's epoch when the build's resolution started.
+    let epoch: UInt64
+    /// Whether a resolution was ever told to wait for it (so it may be in the wait-for graph).
+    var hasWaiters = false
+    /// Tasks waiting for it.
+    var asyncWaiters: [CheckedContinuation<Void, Never>] = []
+    /// Whether it finished or was abandoned, for the wait-for graph: a waiter's edge to it is stale.
+    fileprivate var isFinished = false
+
+    init(owner: Resolution, container: ObjectIdentifier, key: TypeID, registration: Registration, epoch: UInt64) {
+        self.owner = owner
+        self.container = container
+        self.key = key
+        self.registration = registration
+        self.epoch = epoch
+    }
+
+    var type: AnyType { registration.type }
+}
+
+/// Who waits for whose build, process-wide, so a wait that would close a loop is refused as a cycle.
+///
+/// Lock order: a container's lock → the graph's lock (``finished(_:)`` is called under the former).
+enum WaitGraph {
+    /// A frame of a waiting resolution, as the graph keeps it.
+    struct Link {
+        let container: ObjectIdentifier
+        let key: TypeID
+        let type: AnyType
+    }
+
+    private static let lock = Lock()
+
+    /// Records that `resolution`, whose frames from its root to the waiting one are `chain`, waits for
+    /// `build`; or returns the cycle's path if waiting would deadlock because `build`'s owner is,
+    /// through other waits, waiting for `resolution`.
+    ///
+    /// A cycle is reported only if the loop closes now: every build on it is unfinished. A finished
+    /// build is an edge about to go away (its waiters are waking), `build` included: the caller was
+    /// told to wait under the container's lock, but the build may have finished since.
+    static func beginWaiting(_ resolution: Resolution, chain: [Link], for build: Build) -> [AnyType]? {
+        lock.withLock { () -> [AnyType]? in
+            // Walk owner → the build it waits for → that build's owner ..., collecting each owner's
+            // chain from the frame that resolves the build it waits for, down to the frame that waits.
+            var path: [AnyType] = []
+            var wanted = build
+            while !wanted.isFinished {
+                let owner = wanted.owner
+                if owner === resolution {
+                    path += Self.path(of: chain, from: wanted)
+                    path.append(build.type)
+                    return path
+                }
+                guard let (next, ownerChain) = owner.waiting else { break }
+                path += Self.path(of: ownerChain, from: wanted)
+                wanted = next
+            }
+            resolution.waiting = (build, chain)
+            return nil
+        }
+    }
+
+    /// Marks `build` finished or abandoned; call under its container's lock, before waking its waiters.
+    static func finished(_ build: Build) {
+        lock.withLock { build.isFinished = true }
+    }
+
+    /// Clears the wait recorded by ``beginWaiting(_:chain:for:)``.
+    static func endWaiting(_ resolution: Resolution) {
+        lock.withLock { resolution.waiting = nil }
+    }
+
+    /// `chain` from its innermost frame that resolves `build`'s type, or just that type if none does.
+    private static func path(of chain: [Link], from build: Build) -> [AnyType] {
+        guard let start = chain.lastIndex(where: { $0.key == build.key && $0.container == build.container }) else {
+            return [build.type]
+        }
+        return chain[start...].map(\.type)
+    }
+}
+
+/// Points where a test acts while a synchronous resolve starts waiting for another's build: before it
+/// joins the wait-for graph and after. Each gets the type being built. Empty outside tests.
+struct WaitHooks: Sendable {
+    var beforeJoining: (@Sendable (AnyType) -> Void)?
+    var afterJoining: (@Sendable (AnyType) -> Void)?
+}

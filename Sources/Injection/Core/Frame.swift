@@ -1,0 +1,228 @@
+/// One factory being run: a link in the chain of types being resolved.
+///
+/// Frames live on their thread's frame stack (``ThreadState``), so running a factory allocates nothing
+/// and retains nothing. A frame moves to the heap (``HeapFrame``) only when it must outlive the call
+/// that pushed it: the frame of an async construction, which runs in a task; a chain published to
+/// the task-local binding, which tasks inherit; a deferred `postConstruction`.
+///
+/// The outermost frame of a resolution (its root) also stands for the whole resolution: see
+/// ``Resolution``.
+struct Frame {
+    let container: ObjectIdentifier
+    let key: TypeID
+    /// The requested type: the registered type, or the `InjectionKey` type.
+    let type: AnyType
+    /// The container's epoch when this frame's resolution started: builds under it belong to that epoch.
+    let epoch: UInt64
+    /// Whether this frame starts a resolution of its own though it has a parent for the chain: the
+    /// frame of an async construction, or of a resolve under another task's frame (see
+    /// ``Binding/startsResolution``). The wait-for graph and deferred work stop here.
+    let startsResolution: Bool
+    /// Whether what this factory resolves from `container` is recorded as edges of the graph.
+    let recordsEdges: Bool
+    let parent: FrameRef?
+    /// The resolution this frame is the root of, made when first needed (a build, a wait, deferred work).
+    var resolution: Resolution?
+
+    /// A frame for resolving `key` in `container`: a nested frame keeps its resolution's epoch; one that
+    /// starts a resolution takes `epoch`, the container's current one.
+    init(container: ObjectIdentifier, key: TypeID, type: AnyType, epoch: UInt64, parent: FrameRef?,
+         startsResolution: Bool, recordsEdges: Bool) {
+        self.container = container
+        self.key = key
+        self.type = type
+        self.parent = parent
+        self.startsResolution = startsResolution
+        self.recordsEdges = recordsEdges
+        if !startsResolution, let parent, parent.container == container {
+            self.epoch = parent.epoch
+        } else {
+            self.epoch = epoch
+        }
+    }
+
+    /// Whether this frame is the root of its resolution.
+    var isRoot: Bool { startsResolution || parent == nil }
+}
+
+/// A frame on the heap, for a frame that outlives the call that made it. Keeps its parents alive.
+final class HeapFrame: @unchecked Sendable {  // `frame` is read-only but for `resolution` (the resolving thread's).
+    var frame: Frame
+    private let parentFrame: HeapFrame?
+    /// For an async construction's frame, the task running it (set once, before the factory runs).
+    var ownerTask: Int?
+
+    init(_ frame: Frame, parent: HeapFrame?) {
+        self.frame = frame
+        self.parentFrame = parent
+    }
+}
+
+/// A frame, wherever it lives: on its thread's frame stack, or on the heap. Unretained: whoever
+/// published the frame keeps it alive.
+enum FrameRef: Equatable {
+    case stack(UnsafeMutablePointer<Frame>)
+    case heap(Unmanaged<HeapFrame>)
+
+    static func == (lhs: FrameRef, rhs: FrameRef) -> Bool {
+        switch (lhs, rhs) {
+        case (.stack(let a), .stack(let b)): a == b
+        case (.heap(let a), .heap(let b)): a.toOpaque() == b.toOpaque()
+        default: false
+        }
+    }
+
+    /// Reads the frame in place.
+    @inline(__always)
+    func read<Result>(_ body: (borrowing Frame) -> Result) -> Result {
+        switch self {
+        case .stack(let pointer): body(pointer.pointee)
+        case .heap(let frame): frame._withUnsafeGuaranteedRef { body($0.frame) }
+        }
+    }
+
+    var container: ObjectIdentifier { read { $0.container } }
+    var epoch: UInt64 { read { $0.epoch } }
+    var type: AnyType { read { $0.type } }
+    var recordsEdges: Bool { read { $0.recordsEdges } }
+
+    // MARK: The chain walker: every question about the chain is answered here.
+
+    /// Calls `body` with each frame from this one outward, until it returns `false`.
+    @inline(__always)
+    func walk(_ body: (borrowing Frame) -> Bool) {
+        var current: FrameRef? = self
+        while let frame = current {
+            let (goOn, parent) = frame.read { (body($0), $0.parent) }
+            if !goOn { return }
+            current = parent
+        }
+    }
+
+    /// Whether a frame in the chain resolves `key` in `container`: resolving it again would be a cycle.
+    @inline(__always)
+    func contains(_ key: TypeID, in container: ObjectIdentifier) -> Bool {
+        var found = false
+        walk { frame in
+            found = frame.key == key && frame.container == container
+            return !found
+        }
+        return found
+    }
+
+    /// The types from the outermost frame to this one.
+    var chain: [AnyType] {
+        var types: [AnyType] = []
+        walk { types.append($0.type); return true }
+        return types.reversed()
+    }
+
+    /// The types from the innermost frame that resolves `key` in `container` down to this one, or
+    /// `nil` if none does.
+    func path(from key: TypeID, in container: ObjectIdentifier) -> [AnyType]? {
+        var types: [AnyType] = [], found = false
+        walk { frame in
+            types.append(frame.type)
+            found = frame.key == key && frame.container == container
+            return !found
+        }
+        return found ? types.reversed() : nil
+    }
+
+    /// The frames of this frame's resolution, from this one to its root, with what the wait-for graph
+    /// needs of each: a copy that stays valid after the frames are gone.
+    var resolutionChain: [WaitGraph.Link] {
+        var links: [WaitGraph.Link] = []
+        walk { frame in
+            links.append(WaitGraph.Link(container: frame.container, key: frame.key, type: frame.type))
+            return !frame.isRoot
+        }
+        return links.reversed()
+    }
+
+    /// The root frame of this frame's resolution.
+    var root: FrameRef {
+        var current = self
+        while let parent = current.read({ $0.isRoot ? nil : $0.parent }) { current = parent }
+        return current
+    }
+
+    /// The resolution this frame belongs to, made on first use. Call on the resolving thread only.
+    var resolution: Resolution {
+        switch root {
+        case .stack(let pointer):
+            if let resolution = pointer.pointee.resolution { return resolution }
+            let resolution = Resolution()
+            pointer.pointee.resolution = resolution
+            return resolution
+        case .heap(let frame):
+            return frame._withUnsafeGuaranteedRef { frame in
+                if let resolution = frame.frame.resolution { return resolution }
+                let resolution = Resolution()
+                frame.frame.resolution = resolution
+                return resolution
+            }
+        }
+    }
+
+    /// This frame on the heap, with its parents: the same frame if it is there already, else a copy.
+    /// The copy's root shares the original's ``Resolution``, so work deferred under a copy (by a
+    /// `postConstruction`) still runs at the end of the original resolution.
+    func escape() -> HeapFrame {
+        switch self {
+        case .heap(let frame): return frame.takeUnretainedValue()
+        case .stack(let pointer):
+            if pointer.pointee.isRoot { _ = resolution }  // Shared by the copy.
+            let parent = pointer.pointee.parent?.escape()
+            var frame = pointer.pointee
+            frame = Frame(copying: frame, parent: parent.map { .heap(.passUnretained($0)) })
+            return HeapFrame(frame, parent: parent)
+        }
+    }
+}
+
+extension Frame {
+    /// `frame` with another (equal) parent.
+    fileprivate init(copying frame: borrowing Frame, parent: FrameRef?) {
+        container = frame.container
+        key = frame.key
+        type = frame.type
+        epoch = frame.epoch
+        startsResolution = frame.startsResolution
+        recordsEdges = frame.recordsEdges
+        self.parent = parent
+        resolution = frame.resolution
+    }
+}
+
+/// What belongs to a whole resolution rather than to one frame: the builds it owns point here, the
+/// wait-for graph follows it, and it collects the `postConstruction` calls deferred to its end.
+final class Resolution: @unchecked Sendable {  // `waiting`: under `WaitGraph`'s lock; the rest: the resolving thread's.
+    /// The build this resolution is blocked on, and its chain from its root to the frame that waits.
+    var waiting: (build: Build, chain: [WaitGraph.Link])?
+    /// `postConstruction` calls deferred until the top-level resolve has built and cached everything,
+    /// so a back-reference to any type of the graph finds it. Each returns its failure.
+    var deferred: [() -> InjectionError?] = []
+    /// Undoes what nested frames of this resolution cached, should a deferred `postConstruction` fail.
+    var undo: [() -> Void] = []
+
+    /// Runs the deferred `postConstruction` calls (and any they defer in turn); returns the first
+    /// failure. If one fails, everything this resolution cached is evicted too, so nothing stays cached
+    /// holding an instance that was evicted for it.
+    func drain() -> InjectionError? {
+        var failure: InjectionError?
+        while !deferred.isEmpty {
+            if let error = deferred.removeFirst()(), failure == nil { failure = error }
+        }
+        let undo = self.undo
+        self.undo = []
+        if failure != nil { for evict in undo { evict() } }
+        return failure
+    }
+}
+
+/// An identity for the current task (0 outside tasks), to tell whether a frame is the current task's
+/// own: the hash of the task's address, which two live tasks do not share in practice.
+func currentTaskIdentity() -> Int {
+    withUnsafeCurrentTask { $0?.hashValue ?? 0 }
+}

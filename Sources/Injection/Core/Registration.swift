@@ -1,0 +1,252 @@
+/// What is registered and resolved: a type, or a typed key (`InjectionKey`) that stands for its `Value`.
+/// Stored in `Sendable` types; never used to build values.
+struct AnyType: @unchecked Sendable, Hashable {  // Immutable; `Any.Type` is only compared and printed.
+    /// The type, or the key type.
+    let type: Any.Type
+    /// Whether `type` is an `InjectionKey` standing for its `Value`, rather than the type itself.
+    let isKey: Bool
+
+    /// The type itself.
+    init(_ type: Any.Type) {
+        self.type = type
+        isKey = false
+    }
+
+    /// A typed key.
+    init(key: Any.Type) {
+        self.type = key
+        isKey = true
+    }
+
+    /// The registration's identity: a key's differs from its type's, even for a class that is both.
+    var id: TypeID { TypeID(type, isKey: isKey) }
+
+    static func == (lhs: AnyType, rhs: AnyType) -> Bool { lhs.id == rhs.id }
+    func hash(into hasher: inout Hasher) { hasher.combine(id) }
+}
+
+/// The identity of a registration: the type's metadata address, with the low bit (always clear in an
+/// address) set for a key, so a class that is also an `InjectionKey` has two identities.
+struct TypeID: Hashable, Sendable {
+    let bits: UInt
+
+    @inline(__always)
+    init(_ type: Any.Type, isKey: Bool) {
+        bits = UInt(bitPattern: ObjectIdentifier(type)) | (isKey ? 1 : 0)
+    }
+}
+
+/// An instance held by the container, in raw memory laid out for its type.
+///
+/// Not generic on purpose: reading a generic class's field from unspecialized code needs that class's
+/// metadata (a runtime cache lookup per read), and making one per registered type costs a metadata
+/// instantiation at launch. Reading through `storage` needs nothing; a cache hit is a plain copy.
+final class Box: @unchecked Sendable {  // Immutable once made.
+    let storage: UnsafeMutableRawPointer
+    /// The stored value's static type (the registered `Value`), for what only it can do: destroy, cast.
+    let type: Any.Type
+
+    /// Boxes `value`.
+    init<Value>(_ value: consuming Value) {
+        let typed = UnsafeMutablePointer<Value>.allocate(capacity: 1)
+        typed.initialize(to: consume value)  // Moved in: no copy, no extra reference count.
+        storage = UnsafeMutableRawPointer(typed)
+        type = Value.self
+    }
+
+    /// Takes over `storage`, which ``allocate(for:)`` made and which holds a value of `type`.
+    init(adopting storage: UnsafeMutableRawPointer, type: Any.Type) {
+        self.storage = storage
+        self.type = type
+    }
+
+    /// Memory laid out for one value of `type`, uninitialized.
+    static func allocate(for type: Any.Type) -> UnsafeMutableRawPointer {
+        func allocate<Value>(_: Value.Type) -> UnsafeMutableRawPointer {
+            UnsafeMutableRawPointer(UnsafeMutablePointer<Value>.allocate(capacity: 1))
+        }
+        return _openExistential(type, do: allocate)
+    }
+
+    deinit {
+        let storage = self.storage
+        func destroy<Value>(_: Value.Type) {
+            storage.assumingMemoryBound(to: Value.self).deinitialize(count: 1).deallocate()
+        }
+        _openExistential(type, do: destroy)
+    }
+
+    /// The stored value; `Value` must be the type the box was made for.
+    @inline(__always)
+    func value<Value>(as _: Value.Type) -> Value {
+        storage.assumingMemoryBound(to: Value.self).pointee
+    }
+
+    /// The instance as a class instance, or `nil` for a value type.
+    var object: AnyObject? {
+        func object<Value>(_: Value.Type) -> AnyObject? {
+            let value = storage.assumingMemoryBound(to: Value.self).pointee
+            return Swift.type(of: value as Any) is AnyClass ? value as AnyObject : nil
+        }
+        return _openExistential(type, do: object)
+    }
+
+    /// A box of type `type` holding `object`, which came from ``object`` of a box of that type.
+    static func holding(_ object: AnyObject, as type: Any.Type) -> Box {
+        func box<Value>(_: Value.Type) -> Box { Box(object as! Value) }
+        return _openExistential(type, do: box)
+    }
+
+    /// The instance if it conforms to ``InjectionDisposable``.
+    var disposable: (any InjectionDisposable)? {
+        func disposable<Value>(_: Value.Type) -> (any InjectionDisposable)? {
+            storage.assumingMemoryBound(to: Value.self).pointee as? any InjectionDisposable
+        }
+        return _openExistential(type, do: disposable)
+    }
+
+    /// The identity of the instance's dynamic type.
+    var dynamicType: ObjectIdentifier {
+        func dynamicType<Value>(_: Value.Type) -> ObjectIdentifier {
+            ObjectIdentifier(Swift.type(of: storage.assumingMemoryBound(to: Value.self).pointee as Any))
+        }
+        return _openExistential(type, do: dynamicType)
+    }
+}
+
+/// A registered factory and its lifetime. Immutable, and a new object per `register`, so identity tells
+/// whether a build is still current.
+///
+/// Not generic: the generic initializers wrap the factory in a closure of one fixed type that writes
+/// the value into memory it is given. One closure serves the typed fast path (a transient built into a
+/// stack buffer) and the boxed slow path, and registering a type instantiates no metadata for it.
+final class Registration: @unchecked Sendable {  // Immutable.
+    /// Writes a new value into memory laid out for ``valueType``.
+    typealias Make = @Sendable (UnsafeMutableRawPointer) throws -> Void
+    typealias MakeAsync = @Sendable (UnsafeMutableRawPointer) async throws -> Void
+
+    enum Factory {
+        /// Runs wherever it is resolved.
+        case sync(Make)
+        /// Runs only on the main actor: claiming it off the main actor fails or hops first.
+        case mainActor(Make)
+        /// Runs only in `resolveAsync` and `prepare`; never enters a thread's cache.
+        case async(MakeAsync)
+    }
+
+    /// The requested type: the registered type, or the `InjectionKey` type.
+    let type: AnyType
+    /// The type of the values made: `Value` of the generic initializer.
+    let valueType: Any.Type
+    let lifetime: InjectionLifetime
+    let factory: Factory
+    /// Runs the `postConstruction` closure on a built value.
+    let postConstruct: (@Sendable (UnsafeRawPointer) throws -> Void)?
+
+    private init(_ type: AnyType, _ valueType: Any.Type, _ lifetime: InjectionLifetime, _ factory: Factory,
+                 _ postConstruct: (@Sendable (UnsafeRawPointer) throws -> Void)?) {
+        self.type = type
+        self.valueType = valueType
+        self.lifetime = lifetime
+        self.factory = factory
+        self.postConstruct = postConstruct
+    }
+
+    /// A synchronous factory that runs wherever it is resolved.
+    convenience init<Value>(
+        _ type: AnyType, lifetime: InjectionLifetime, factory: @escaping @Sendable () throws -> Value,
+        postConstruction: (@Sendable (Value) throws -> Void)?
+    ) {
+        self.init(type, Value.self, lifetime, .sync({ try $0.initializeMemory(as: Value.self, to: factory()) }),
+                  Self.postConstruct(postConstruction))
+    }
+
+    /// A synchronous factory isolated to the main actor: runs right away on the main thread, refuses
+    /// other threads with a clear error, and `resolveAsync` hops to the main actor for it.
+    convenience init<Value>(
+        _ type: AnyType, lifetime: InjectionLifetime, mainActorFactory: @escaping @MainActor @Sendable () throws -> Value,
+        postConstruction: (@Sendable (Value) throws -> Void)?
+    ) {
+        // Runs only after a claim saw a main-actor caller; the value stays on the main actor here.
+        let make: Make = { storage in
+            let value = try MainActor.assumeIsolated { Unchecked(try mainActorFactory()) }.value
+            storage.initializeMemory(as: Value.self, to: value)
+        }
+        self.init(type, Value.self, lifetime, .mainActor(make), Self.postConstruct(postConstruction))
+    }
+
+    /// An async factory: only `resolveAsync` and `prepare` run it.
+    convenience init<Value>(_ type: AnyType, lifetime: InjectionLifetime, asyncFactory: @escaping @Sendable () async throws -> Value) {
+        let make: MakeAsync = { storage in
+            let value = try await asyncFactory()
+            storage.initializeMemory(as: Value.self, to: value)
+        }
+        self.init(type, Value.self, lifetime, .async(make), nil)
+    }
+
+    private static func postConstruct<Value>(
+        _ closure: (@Sendable (Value) throws -> Void)?
+    ) -> (@Sendable (UnsafeRawPointer) throws -> Void)? {
+        guard let closure else { return nil }
+        return { storage in try closure(storage.assumingMemoryBound(to: Value.self).pointee) }
+    }
+
+    var isMainActor: Bool { if case .mainActor = factory { true } else { false } }
+    var isAsync: Bool { if case .async = factory { true } else { false } }
+
+    /// Runs a synchronous factory and returns its value unboxed: the transient fast path.
+    /// `Value` must be ``valueType``.
+    @inline(__always)
+    func make<Value>(as _: Value.Type) throws -> Value {
+        guard case .sync(let make) = factory else { preconditionFailure("Injection: only plain factories run from a thread's cache") }
+        return try withUnsafeTemporaryAllocation(of: Value.self, capacity: 1) { buffer in
+            try make(UnsafeMutableRawPointer(buffer.baseAddress!))
+            return buffer.baseAddress!.move()
+        }
+    }
+
+    /// Runs a synchronous factory (a main-actor one only on the main actor) and boxes its value.
+    func makeBox() throws -> Box {
+        switch factory {
+        case .sync(let make), .mainActor(let make): try boxing(make)
+        case .async: preconditionFailure("Injection: an async factory was claimed by a synchronous resolve")
+        }
+    }
+
+    /// Runs the async factory and boxes its value.
+    func makeBoxAsync() async throws -> Box {
+        guard case .async(let make) = factory else { preconditionFailure("Injection: not an async factory") }
+        let storage = Box.allocate(for: valueType)
+        do { try await make(storage) } catch {
+            storage.deallocate()
+            throw error
+        }
+        return Box(adopting: storage, type: valueType)
+    }
+
+    private func boxing(_ make: Make) throws -> Box {
+        let storage = Box.allocate(for: valueType)
+        do { try make(storage) } catch {
+            storage.deallocate()
+            throw error
+        }
+        return Box(adopting: storage, type: valueType)
+    }
+}
+
+/// A weak reference to an instance, for `.weak` registrations and stale-instance tracking.
+final class WeakReference: @unchecked Sendable {  // `object` is a weak reference: the runtime synchronises it.
+    weak var object: AnyObject?
+    let type: AnyType
+    init(_ object: AnyObject, type: AnyType) {
+        self.object = object
+        self.type = type
+    }
+}
+
+/// Carries a value out of `MainActor.assumeIsolated`, which requires `Sendable` results: the value is
+/// made and used on the main actor, so nothing crosses an isolation boundary.
+struct Unchecked<Value>: @unchecked Sendable {
+    let value: Value
+    init(_ value: Value) { self.value = value }
+}

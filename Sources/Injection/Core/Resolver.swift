@@ -1,0 +1,405 @@
+import _InjectionPlatform
+
+// How a value is resolved. All roads lead here: `Inject()`, every `InjectionManager` entry point,
+// `container.resolve`, the lazy handles, `resolveAsync` and `verify()`.
+//
+// 1. `resolve(_:as:binding:thread:caller:)`, the fast path: this thread's cache holds a copy of a
+//    cached instance (returned as is, under the thread's own lock) or a transient's registration (its
+//    factory runs at once, in a frame on the thread's frame stack).
+// 2. Otherwise `resolveSlowly`: claim the key under the container's lock (`ContainerState.claim`),
+//    and return the cached instance, wait for another resolution's build, or run the factory in a
+//    frame; then complete the build under the lock (`ContainerState.complete`), which caches the
+//    instance and copies it into this thread's cache in the same step.
+// 3. `resolveAsync` is the same loop for tasks: waiting suspends instead of blocking, async factories
+//    run in a task of their own, and main-actor types are built on the main actor.
+
+extension InjectionContainer {
+    /// Resolves `requested` (a type or an `InjectionKey`) as a `Value` in this container, for code that
+    /// runs where `binding` says (`nil`: outside any scope).
+    ///
+    /// Nothing here names `Optional<Value>`: unspecialized, that costs a generic-metadata lookup.
+    @inline(__always)
+    func resolve<Value>(
+        _ requested: AnyType, as _: Value.Type, binding: Binding?, thread: Unmanaged<ThreadState>?, caller: (any Actor)?
+    ) throws(InjectionError) -> Value {
+        if let binding, binding.frame != nil || binding.transaction != nil { try observe(requested, in: binding) }
+        guard let thread else { return try resolveSlowly(requested, binding: binding, caller: caller).value(as: Value.self) }
+        let key = requested.id
+        switch thread._withUnsafeGuaranteedRef({ $0.beginLookup(container: ObjectIdentifier(self), key: key) }) {
+        case .instance(let box)?:
+            let value = box._withUnsafeGuaranteedRef { $0.storage }.assumingMemoryBound(to: Value.self).pointee
+            thread._withUnsafeGuaranteedRef { $0.endLookup() }
+            return value
+        case .factory(let registration)?:
+            // Not retained: the outermost transient pins the cache, so no registration in it is released
+            // (even if evicted) until that transient is done.
+            let pins = thread._withUnsafeGuaranteedRef { $0.pinLocked() }
+            thread._withUnsafeGuaranteedRef { $0.endLookup() }
+            defer { if pins { _ = thread._withUnsafeGuaranteedRef { $0.unpin() } } }
+            if binding?.frame?.contains(key, in: ObjectIdentifier(self)) == true {
+                // A cycle through a transient: the slow path reports it.
+                return try resolveSlowly(requested, binding: binding, caller: caller).value(as: Value.self)
+            }
+            return try runTransient(registration, as: Value.self, binding: binding, thread: thread)
+        case nil:
+            thread._withUnsafeGuaranteedRef { $0.endLookup() }
+            return try resolveSlowly(requested, binding: binding, caller: caller).value(as: Value.self)
+        }
+    }
+
+    /// Refuses resolves inside an open `resetCurrentContainer { }` of this container, and records
+    /// "the running factory needs `requested`" for the graph when its frame records edges.
+    private func observe(_ requested: AnyType, in binding: Binding) throws(InjectionError) {
+        if let transaction = binding.transaction, transaction._withUnsafeGuaranteedRef({ $0.open(for: self) }) != nil {
+            throw .resolvedDuringReset(requested, chain: chain(binding.frame, then: requested), names: names)
+        }
+        // A frame of another task's resolution is not this resolve's to record for.
+        if !binding.startsResolution, let frame = binding.frame, frame.recordsEdges, frame.container == ObjectIdentifier(self) {
+            record(InjectionGraph._Edge(from: frame.type, to: requested))
+        }
+    }
+
+    /// Runs a transient's factory found in this thread's cache: no lock, no box, and a frame on the
+    /// thread's frame stack. The caller checked the chain for a cycle.
+    @inline(__always)
+    private func runTransient<Value>(
+        _ pinned: Unmanaged<Registration>, as _: Value.Type, binding: Binding?, thread: Unmanaged<ThreadState>
+    ) throws(InjectionError) -> Value {
+        let type = pinned._withUnsafeGuaranteedRef { $0.type }
+        let frame = Frame(
+            container: ObjectIdentifier(self), key: type.id, type: type, epoch: epoch, parent: binding?.frame,
+            startsResolution: binding?.startsResolution ?? false, recordsEdges: false)
+        try checkStack(thread._withUnsafeGuaranteedRef { $0.stackLimit }, resolving: type, parent: binding?.frame)
+        let (result, resolution) = thread._withUnsafeGuaranteedRef {
+            $0.run(frame, in: self, transaction: binding?.transaction) { (frame) throws(InjectionError) -> Value in
+                do {
+                    return try pinned._withUnsafeGuaranteedRef { try $0.make(as: Value.self) }
+                } catch let error as InjectionError {
+                    throw error
+                } catch {
+                    throw .factoryFailed(type, chain: frame.chain, underlying: error, names: names)
+                }
+            }
+        }
+        // What nested builds deferred runs now, after the frame is popped, in the caller's binding: a
+        // `deinit` it triggers must not resolve as if this factory had.
+        if let failure = resolution?.drain(), case .success = result { throw failure }
+        return try result.get()
+    }
+
+    /// The synchronous slow path, from the fast path.
+    @inline(never)
+    func resolveSlowly(_ requested: AnyType, binding: Binding?, caller: (any Actor)?) throws(InjectionError) -> Box {
+        try ThreadState.withCurrent { (thread) throws(InjectionError) -> Box in
+            try resolveSlowly(
+                requested, parent: binding?.frame, startsResolution: binding?.startsResolution ?? false,
+                transaction: binding?.transaction, thread: thread, caches: true,
+                isOnMainActor: { MainActorCheck.isMainActor(caller) })
+        }
+    }
+
+    /// The synchronous slow path: returns the cached instance, or waits for another resolution's build,
+    /// or builds. A build caches its result only if its slot and epoch are still current; with `caches`,
+    /// a cached instance is copied into this thread's cache too.
+    func resolveSlowly(
+        _ requested: AnyType, parent: FrameRef?, startsResolution: Bool, transaction: Unmanaged<Transaction>?,
+        thread: ThreadState, caches: Bool, isOnMainActor: () -> Bool
+    ) throws(InjectionError) -> Box {
+        try checkStack(thread.stackLimit, resolving: requested, parent: parent)
+        let key = requested.id, id = ObjectIdentifier(self)
+        let isInChain = parent?.contains(key, in: id) ?? false
+        let inheritedEpoch = startsResolution ? nil : parent.flatMap { $0.container == id ? $0.epoch : nil }
+        while true {
+            if let failure = verification?.failure(for: key) { throw failure }
+            var newResolution: Resolution?
+            var replaced: AnyObject?  // Released after unlocking.
+            defer { _ = replaced }
+            let claim = state.withLock { state in
+                let claim = state.claim(
+                    key, in: id, isAsync: false, isInChain: isInChain, inheritedEpoch: inheritedEpoch,
+                    isOnMainActor: isOnMainActor
+                ) {
+                    if let parent, !startsResolution { return parent.resolution }
+                    newResolution = Resolution()
+                    return newResolution!
+                }
+                switch claim {
+                case .cached(let instance, cacheable: true) where caches:
+                    replaced = thread.insert(instance, isFactory: false, for: key, in: id)
+                    state.noteInThreadCaches(key)
+                case .build(let registration, nil, _, _, cacheable: true) where caches:
+                    replaced = thread.insert(registration, isFactory: true, for: key, in: id)
+                    state.noteInThreadCaches(key)
+                default: break
+                }
+                return claim
+            }
+            switch claim {
+            case .cached(let instance, _):
+                return instance
+            case .fail(let failure):
+                throw error(failure, requested, parent: parent)
+            case .hop:
+                throw error(.wrongIsolation, requested, parent: parent)
+            case .wait(let build):
+                try wait(for: build, from: startsResolution ? nil : parent)
+            case .build(let registration, let build, let recordsEdges, let epoch, _):
+                var frame = Frame(
+                    container: id, key: key, type: requested, epoch: epoch, parent: parent,
+                    startsResolution: startsResolution, recordsEdges: recordsEdges)
+                frame.resolution = newResolution
+                let (outcome, resolution) = thread.run(frame, in: self, transaction: transaction) {
+                    (frame) -> Result<Box, InjectionError> in
+                    let made = runFactory(registration, in: frame) { () throws -> Box in try registration.makeBox() }
+                    return complete(
+                        made, of: registration, key: key, build: build, frame: frame, thread: caches ? thread : nil,
+                        transaction: transaction, defersPostConstruction: true)
+                }
+                return try end(resolution, of: outcome.get(), key: key).get()
+            }
+        }
+    }
+
+    /// Blocks until `build` finishes or is abandoned, unless waiting would deadlock. A resolve with no
+    /// frame of its own resolution (`parent` is `nil`) owns no build: nobody can be waiting for it, so
+    /// its wait cannot close a cycle.
+    private func wait(for build: Build, from parent: FrameRef?) throws(InjectionError) {
+        var waiting: Resolution?
+        if let parent {
+            waitHooks.beforeJoining?(build.type)
+            let resolution = parent.resolution
+            if let path = WaitGraph.beginWaiting(resolution, chain: parent.resolutionChain, for: build) {
+                throw .cycle(build.type, path: path, names: names)
+            }
+            waiting = resolution
+            waitHooks.afterJoining?(build.type)
+        }
+        defer { if let waiting { WaitGraph.endWaiting(waiting) } }
+        state.withLock { state in
+            while state.isBuilding(build) { self.state.wait() }
+        }
+    }
+
+    /// Runs a factory (or `postConstruction`) whose frame is `frame`; wraps what it throws.
+    func runFactory(
+        _ registration: Registration, in frame: FrameRef, isPostConstruction: Bool = false, _ body: () throws -> Box
+    ) -> Result<Box, InjectionError> {
+        do {
+            return .success(try body())
+        } catch let error as InjectionError {
+            return .failure(error)
+        } catch {
+            return .failure(isPostConstruction
+                ? .postConstructionFailed(registration.type, chain: frame.chain, underlying: error, names: names)
+                : .factoryFailed(registration.type, chain: frame.chain, underlying: error, names: names))
+        }
+    }
+
+    /// Completes a factory's run: checks a `.weak` instance is a class instance, completes the build
+    /// (caching the instance, copying it into `thread`'s cache, waking waiters), and runs or defers
+    /// `postConstruction`.
+    ///
+    /// `postConstruction` is deferred (when `defersPostConstruction`) to the end of the top-level
+    /// resolve, when every instance of the graph is cached, so a back-reference resolves whichever
+    /// type of a cycle was asked for first.
+    func complete(
+        _ outcome: Result<Box, InjectionError>, of registration: Registration, key: TypeID, build: Build?,
+        frame: FrameRef, thread: ThreadState?, transaction: Unmanaged<Transaction>?, defersPostConstruction: Bool
+    ) -> Result<Box, InjectionError> {
+        var outcome = outcome
+        if case .success(let instance) = outcome, registration.lifetime == .weak, instance.object == nil {
+            outcome = .failure(.weakNeedsClass(registration.type, chain: frame.chain, names: names))
+        }
+        let instance = try? outcome.get()
+        var replaced: AnyObject?  // Released after unlocking.
+        defer { _ = replaced }
+        let completion = state.withLock { state in
+            let completion = state.complete(key, registration, build: build, instance: instance, recordedEdges: frame.recordsEdges)
+            if completion.cached, let thread, let instance {
+                replaced = thread.insert(instance, isFactory: false, for: key, in: ObjectIdentifier(self))
+                state.noteInThreadCaches(key)
+            }
+            if completion.wakes {
+                WaitGraph.finished(build!)  // Lock order: container → wait graph.
+                self.state.broadcast()
+            }
+            return completion
+        }
+        for waiter in completion.waiters { waiter.resume() }
+        guard let instance else { return outcome }
+        if completion.stored && defersPostConstruction && !frame.read({ $0.isRoot }) {
+            // Undone with the rest of this resolution if a deferred `postConstruction` fails.
+            frame.resolution.undo.append { [self] in evict(instance, of: key) }
+        }
+        guard let postConstruct = registration.postConstruct else { return outcome }
+        let postFrame = frame.escape()  // Outlives this call when deferred.
+        let transaction = transaction?.takeUnretainedValue()
+        let work = { [self] () -> InjectionError? in
+            let finished = ThreadState.withCurrent { thread in
+                thread.bind(Binding(container: .passUnretained(self), frame: .heap(.passUnretained(postFrame)),
+                                    transaction: transaction.map { .passUnretained($0) })) {
+                    runFactory(registration, in: .heap(.passUnretained(postFrame)), isPostConstruction: true) {
+                        try postConstruct(instance.storage)
+                        return instance
+                    }
+                }
+            }
+            guard case .failure(let error) = finished else { return nil }
+            evict(instance, of: key)
+            return error
+        }
+        if defersPostConstruction {
+            frame.resolution.deferred.append(work)
+        } else if let error = work() {
+            return .failure(error)
+        }
+        return outcome
+    }
+
+    /// At the end of a resolution (`resolution` is its root's): runs the `postConstruction` calls
+    /// deferred to it. If one fails, the root's instance must not stay cached holding an instance that
+    /// was evicted for it: it is evicted, and the failure returned.
+    func end(_ resolution: Resolution?, of outcome: Result<Box, InjectionError>, key: TypeID) -> Result<Box, InjectionError> {
+        guard let failure = resolution?.drain(), case .success(let instance) = outcome else { return outcome }
+        evict(instance, of: key)
+        return .failure(failure)
+    }
+
+    /// Takes `instance` out of `key`'s slot if it is still there.
+    func evict(_ instance: Box, of key: TypeID) {
+        apply { $0.evict(instance, of: key) }
+    }
+
+    /// Fails with ``InjectionError/Kind/tooDeep`` when the thread has less than
+    /// ``ThreadState/stackReserve`` of stack left, instead of letting one more nested factory overflow it.
+    @inline(__always)
+    func checkStack(_ limit: UInt, resolving requested: AnyType, parent: FrameRef?) throws(InjectionError) {
+        if _injection_stack_position() < limit, let error = tooDeep(requested, parent: parent) { throw error }
+    }
+
+    /// The `tooDeep` error, or `nil` if the code runs below the thread's stack altogether (on a stack of
+    /// its own, as coroutine libraries and alternate signal stacks do), where the check knows nothing.
+    @inline(never)
+    private func tooDeep(_ requested: AnyType, parent: FrameRef?) -> InjectionError? {
+        var low: UInt = 0, size: UInt = 0
+        _injection_thread_stack(&low, &size)
+        guard _injection_stack_position() >= low else { return nil }
+        return .tooDeep(requested, chain: chain(parent, then: requested), stackSize: size, names: names)
+    }
+
+    /// The error for a failed claim of `requested` under `parent`.
+    func error(_ failure: ContainerState.Failure, _ requested: AnyType, parent: FrameRef?) -> InjectionError {
+        switch failure {
+        case .notRegistered: .notRegistered(requested, chain: chain(parent, then: requested), names: names)
+        case .cycle:
+            .cycle(requested, path: (parent?.path(from: requested.id, in: ObjectIdentifier(self)) ?? []) + [requested], names: names)
+        case .wrongIsolation: .wrongIsolation(requested, chain: chain(parent, then: requested), names: names)
+        case .asyncFactory: .asyncFactory(requested, chain: chain(parent, then: requested), names: names)
+        }
+    }
+
+    /// The chain of `frame`, then `requested`: what an error names.
+    func chain(_ frame: FrameRef?, then requested: AnyType) -> [AnyType] {
+        (frame?.chain ?? []) + [requested]
+    }
+
+    // MARK: - The async slow path
+
+    /// Like the synchronous slow path, but waiting tasks suspend instead of blocking a thread, async
+    /// factories run in a task of their own, and main-actor types are resolved on the main actor.
+    func asyncResolve(_ requested: AnyType) async throws(InjectionError) -> Box {
+        let task = TaskBinding.current  // Keeps the binding's objects alive across suspensions.
+        let binding = task?.binding
+        let parent = binding?.frame, startsResolution = binding?.startsResolution ?? false
+        let transaction = binding?.transaction
+        if transaction?.takeUnretainedValue().open(for: self) != nil {
+            // A task started inside `resetCurrentContainer { }` that resolves while the block is open.
+            throw .resolvedDuringReset(requested, chain: chain(parent, then: requested), names: names)
+        }
+        let id = ObjectIdentifier(self), key = requested.id
+        if let parent, parent.container == id {
+            // Async factories may resolve from several child tasks at once: recorded under the lock.
+            record(InjectionGraph._Edge(from: parent.type, to: requested))
+        }
+        let isInChain = parent?.contains(key, in: id) ?? false
+        while true {
+            if let failure = verification?.failure(for: key) { throw failure }
+            let owner = Resolution()  // Async builds start resolutions of their own.
+            let claim = state.withLock { state in
+                state.claim(key, in: id, isAsync: true, isInChain: isInChain, inheritedEpoch: nil, isOnMainActor: { false }) { owner }
+            }
+            switch claim {
+            case .cached(let instance, _):
+                return instance
+            case .fail(let failure):
+                throw error(failure, requested, parent: parent)
+            case .hop:
+                // Main-actor types are built on the main actor, start to finish, so a build of one always
+                // runs on the main thread and a main-thread resolve never blocks waiting for a hop.
+                do {
+                    return try await MainActor.run {
+                        try ThreadState.withCurrent { (thread) throws(InjectionError) -> Box in
+                            try self.resolveSlowly(
+                                requested, parent: parent, startsResolution: true, transaction: transaction, thread: thread,
+                                caches: false, isOnMainActor: { true })
+                        }
+                    }
+                } catch {
+                    throw error as! InjectionError  // `MainActor.run` rethrows untyped; the slow path throws only this.
+                }
+            case .wait(let build):
+                let waiting = startsResolution ? nil : parent.map { ($0.resolution, $0.resolutionChain) }
+                if let (resolution, chain) = waiting, let path = WaitGraph.beginWaiting(resolution, chain: chain, for: build) {
+                    throw .cycle(build.type, path: path, names: names)
+                }
+                await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                    let isBuilding = state.withLock { state in
+                        if state.isBuilding(build) { build.asyncWaiters.append(continuation) }
+                        return state.isBuilding(build)
+                    }
+                    if !isBuilding { continuation.resume() }
+                }
+                if let (resolution, _) = waiting { WaitGraph.endWaiting(resolution) }
+            case .build(let registration, let build, let recordsEdges, let epoch, _):
+                let parentFrame = parent?.escape()
+                var frame = Frame(
+                    container: id, key: key, type: requested, epoch: epoch, parent: parentFrame.map { .heap(.passUnretained($0)) },
+                    startsResolution: true, recordsEdges: recordsEdges)
+                frame.resolution = owner
+                let heapFrame = HeapFrame(frame, parent: parentFrame)
+                let made = await run(registration, in: heapFrame, transaction: transaction?.takeUnretainedValue())
+                let outcome = complete(
+                    made, of: registration, key: key, build: build, frame: .heap(.passUnretained(heapFrame)), thread: nil,
+                    transaction: transaction, defersPostConstruction: false)
+                return try withExtendedLifetime((task, heapFrame)) { end(owner, of: outcome, key: key) }.get()
+            }
+        }
+    }
+
+    /// Runs a factory for the async slow path: an async factory in a task of its own (cancelling one
+    /// waiter must not cancel what the others wait for), a synchronous one right here.
+    private func run(_ registration: Registration, in frame: HeapFrame, transaction: Transaction?) async -> Result<Box, InjectionError> {
+        let ref = FrameRef.heap(.passUnretained(frame))
+        guard registration.isAsync else {
+            return ThreadState.withCurrent { thread in
+                thread.bind(Binding(container: .passUnretained(self), frame: ref, transaction: transaction.map { .passUnretained($0) })) {
+                    runFactory(registration, in: ref) { () throws -> Box in try registration.makeBox() }
+                }
+            }
+        }
+        let binding = TaskBinding(container: self, frame: frame, transaction: transaction)
+        let construction = Task { [self] () async -> Result<Box, InjectionError> in
+            frame.ownerTask = currentTaskIdentity()
+            return await TaskBinding.$current.withValue(binding) {
+                do {
+                    return .success(try await registration.makeBoxAsync())
+                } catch let error as InjectionError {
+                    return .failure(error)
+                } catch {
+                    return .failure(.factoryFailed(registration.type, chain: ref.chain, underlying: error, names: names))
+                }
+            }
+        }
+        return await construction.value
+    }
+}

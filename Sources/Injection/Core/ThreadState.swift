@@ -1,0 +1,336 @@
+import _InjectionPlatform
+
+/// What each thread keeps for itself: the binding of the synchronous scope it is in, the stack of
+/// frames of the factories it runs, and its cache of instances.
+///
+/// ## Binding and frames
+/// A synchronous scope (a sync `withContainer`, a factory being run, a `resetCurrentContainer { }`
+/// block) cannot hop threads, so it publishes its ``Binding`` here, where the hot path finds it with a
+/// thread-local read (`_injection_thread_state`) instead of a task-local lookup. Only the owning
+/// thread touches the binding and the frames.
+///
+/// ## The instance cache
+/// Each thread has its own table and its own lock. The owning thread takes that lock for every lookup
+/// (uncontended, so its cache line stays on the thread's core); a container that changes takes the
+/// lock of every thread's table to evict the keys that changed, under the container's own lock, so no
+/// thread reads an instance the container no longer holds. An eviction visits only the keys the change
+/// touched: its cost does not depend on what else the tables hold.
+///
+/// Lock order: a container's lock → `registryLock` → a thread's table lock. Evicted objects are handed
+/// back to be released after every lock is dropped, since releasing can run a `deinit`.
+final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner thread's; the table: under `lock`.
+    /// The innermost synchronous scope on this thread; whoever opened it keeps its objects alive.
+    @exclusivity(unchecked) var binding: Binding?
+
+    /// Below this address the thread's stack has less than ``stackReserve`` left: a resolve that would
+    /// nest deeper fails with ``InjectionError/Kind/tooDeep`` instead of overflowing.
+    let stackLimit: UInt
+
+    /// The stack a resolve keeps in hand for one more level of nesting (about 11 KiB in a debug build,
+    /// 4 KiB in release), the factory's own frames, and the error path: reporting, or trapping with a message.
+    static let stackReserve: UInt = 64 << 10
+
+    private init(caches: Bool = true) {
+        self.caches = caches
+        var low: UInt = 0, size: UInt = 0
+        _injection_thread_stack(&low, &size)
+        stackLimit = low + Self.stackReserve
+        table = Table(capacity: caches ? 16 : 0)
+    }
+
+    deinit {
+        for index in 0..<table.capacity { table.entries[index].object?.release() }
+        table.deallocate()
+        frames.deallocate()
+        lock.deallocate()
+    }
+
+    // MARK: - Frames
+
+    /// Room for the frames of nested factories, so pushing one allocates nothing; deeper chains
+    /// allocate theirs.
+    private static let frameCapacity = 32
+    private let frames = UnsafeMutablePointer<Frame>.allocate(capacity: ThreadState.frameCapacity)
+    @exclusivity(unchecked) private var frameCount = 0
+
+    /// Runs `body` with `frame` pushed and published as the thread's binding (in `container`, inside
+    /// the open reset blocks of `transaction`); then restores the binding and pops the frame. Returns
+    /// `body`'s result and, for a root frame, its resolution, whose deferred work the caller runs.
+    @inline(__always)
+    func run<Result, Failure: Error>(
+        _ frame: Frame, in container: InjectionContainer, transaction: Unmanaged<Transaction>?,
+        _ body: (FrameRef) throws(Failure) -> Result
+    ) -> (Swift.Result<Result, Failure>, Resolution?) {
+        let pointer = frameCount < Self.frameCapacity ? frames + frameCount : .allocate(capacity: 1)
+        frameCount += 1
+        pointer.initialize(to: frame)
+        let outer = binding
+        binding = Binding(container: .passUnretained(container), frame: .stack(pointer), transaction: transaction)
+        let result: Swift.Result<Result, Failure>
+        do throws(Failure) { result = .success(try body(.stack(pointer))) } catch { result = .failure(error) }
+        binding = outer
+        let resolution = pointer.pointee.isRoot ? pointer.pointee.resolution : nil
+        pointer.deinitialize(count: 1)
+        frameCount -= 1
+        if frameCount >= Self.frameCapacity { pointer.deallocate() }
+        return (result, resolution)
+    }
+
+    /// Runs `body` with `binding` as the thread's binding, then restores the one before.
+    @inline(__always)
+    func bind<Result, Failure: Error>(_ binding: Binding, _ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+        let outer = self.binding
+        self.binding = binding
+        defer { self.binding = outer }
+        return try body()
+    }
+
+    // MARK: - This thread's state
+
+    /// Releases a thread's state when the thread exits (called by the C platform layer once the thread
+    /// can no longer read it).
+    private static let release: _injection_thread_state_destructor = { pointer in
+        let state = Unmanaged<ThreadState>.fromOpaque(pointer).takeRetainedValue()
+        registryLock.withLock { registry[ObjectIdentifier(state)] = nil }
+        _ = state  // Released outside the lock; its entries with it.
+    }
+
+    /// This thread's state, unretained (the thread keeps it alive until it exits), or `nil` if none.
+    @inline(__always)
+    static var current: Unmanaged<ThreadState>? {
+        guard let pointer = _injection_thread_state() else { return nil }
+        return Unmanaged<ThreadState>.fromOpaque(pointer)
+    }
+
+    /// The current thread's state, made on first use; `nil` on a thread that is exiting and whose
+    /// state was already released (from a pthread key destructor that runs after the library's): a new
+    /// state there would never be released. See ``withCurrent(_:)``.
+    static var currentOrNew: ThreadState? {
+        if let pointer = _injection_thread_state() { return Unmanaged<ThreadState>.fromOpaque(pointer).takeUnretainedValue() }
+        let state = ThreadState()
+        let pointer = Unmanaged.passRetained(state).toOpaque()
+        guard _injection_thread_state_adopt(pointer, release) else {
+            Unmanaged<ThreadState>.fromOpaque(pointer).release()
+            return nil
+        }
+        registryLock.withLock { registry[ObjectIdentifier(state)] = state }
+        return state
+    }
+
+    /// Runs `body` with this thread's state. On a thread that is exiting, whose own state was released,
+    /// `body` gets a state lent for this call only: it caches nothing, so no container ever has to
+    /// evict from it, and it is released when `body` returns.
+    @inline(__always)
+    static func withCurrent<Result, Failure: Error>(_ body: (ThreadState) throws(Failure) -> Result) throws(Failure) -> Result {
+        if let state = currentOrNew { return try body(state) }
+        let lent = ThreadState(caches: false)
+        _injection_thread_state_lend(Unmanaged.passUnretained(lent).toOpaque())
+        defer { _injection_thread_state_lend(nil) }
+        return try withExtendedLifetime(lent) { () throws(Failure) -> Result in try body(lent) }
+    }
+
+    /// Number of live thread states (a test probe).
+    static var registeredCount: Int { registryLock.withLock { registry.count } }
+
+    // MARK: - Every thread's cache
+
+    private static let registryLock = Lock()
+    nonisolated(unsafe) private static var registry: [ObjectIdentifier: ThreadState] = [:]
+
+    /// Removes `keys` of `container` from every thread's cache; returns the objects to release once all
+    /// locks are dropped. Call under the container's lock. Costs a lookup per key per thread.
+    static func evict(_ keys: [TypeID], of container: ObjectIdentifier) -> [AnyObject] {
+        guard !keys.isEmpty else { return [] }
+        let containerBits = UInt(bitPattern: container)
+        return registryLock.withLock {
+            var evicted: [AnyObject] = []
+            for state in registry.values where state.caches {
+                state.lock.withLock {
+                    for key in keys {
+                        if let object = state.table.remove(containerBits, key.bits), let released = state.retire(object) {
+                            evicted.append(released)
+                        }
+                    }
+                }
+            }
+            return evicted
+        }
+    }
+
+    // MARK: - Lookup and insertion
+
+    /// What a lookup found: this thread's entry for a key, valid until ``endLookup()``.
+    enum Hit {
+        /// A cached instance: copy it out of the box before ``endLookup()``.
+        case instance(Unmanaged<Box>)
+        /// A transient's registration, used unretained while the cache is pinned (``pinLocked()``).
+        case factory(Unmanaged<Registration>)
+    }
+
+    private let lock = WordLock(padded: true)
+    @exclusivity(unchecked) private var table: Table
+    /// Whether ``insert(_:for:in:)`` caches anything: false for a state lent to an exiting thread.
+    private let caches: Bool
+
+    /// Takes this thread's table lock and returns its entry for `key` of `container`, if any. The entry
+    /// stays valid until ``endLookup()``, which must follow: copy what is needed before.
+    ///
+    /// Copying the value under the lock needs no reference count on the box (only the instance's own),
+    /// and unspecialized callers copy it without generic metadata.
+    @inline(__always)
+    func beginLookup(container: ObjectIdentifier, key: TypeID) -> Hit? {
+        lock.lock()
+        guard let entry = table.find(UInt(bitPattern: container), key.bits) else { return nil }
+        let object = table.entries[entry].object.unsafelyUnwrapped
+        return table.entries[entry].isFactory
+            ? .factory(Unmanaged.fromOpaque(object.toOpaque()))
+            : .instance(Unmanaged.fromOpaque(object.toOpaque()))
+    }
+
+    /// Ends a ``beginLookup(container:key:)``.
+    @inline(__always)
+    func endLookup() { lock.unlock() }
+
+    /// Caches `instance` (a `Box`) or a transient's `registration` for `key` of `container`. Call under
+    /// the container's lock; release what it returns (a replaced entry) after unlocking.
+    func insert(_ object: AnyObject, isFactory: Bool, for key: TypeID, in container: ObjectIdentifier) -> AnyObject? {
+        guard caches else { return nil }
+        return lock.withLock { () -> AnyObject? in
+            let replaced = table.insert(UInt(bitPattern: container), key.bits, object, isFactory: isFactory)
+            return replaced.flatMap(retire)
+        }
+    }
+
+    // MARK: - Pinning the registrations of running transients
+
+    /// Whether this thread runs a transient's factory found in its cache: until ``unpin()``, no
+    /// registration in the cache is released, so the running factories' registrations are used
+    /// without retaining them. Under `lock`.
+    @exclusivity(unchecked) private var isPinned = false
+    /// Registrations evicted from this cache while it was pinned, released by ``unpin()``. Under `lock`.
+    @exclusivity(unchecked) private var pinnedEvictions: [AnyObject] = []
+
+    /// Pins the cache unless it is pinned already; returns whether this call pinned it (and must
+    /// ``unpin()``). Call between ``beginLookup(container:key:)`` and ``endLookup()``.
+    @inline(__always)
+    func pinLocked() -> Bool {
+        if isPinned { return false }
+        isPinned = true
+        return true
+    }
+
+    /// Ends the pin; returns the registrations evicted meanwhile, to release outside the lock.
+    func unpin() -> [AnyObject] {
+        lock.withLock {
+            isPinned = false
+            defer { pinnedEvictions = [] }
+            return pinnedEvictions
+        }
+    }
+
+    /// Where an evicted entry goes, under `lock`: back to the caller, to release once unlocked, or, for
+    /// a registration while pinned, to ``pinnedEvictions`` (then `nil`).
+    private func retire(_ entry: (object: AnyObject, isFactory: Bool)) -> AnyObject? {
+        guard entry.isFactory && isPinned else { return entry.object }
+        pinnedEvictions.append(entry.object)
+        return nil
+    }
+}
+
+/// A thread's cache table: open addressing with linear probing, keyed by container and key, holding a
+/// retained object per entry. Deletion shifts the following entries back, so there are no tombstones.
+private struct Table {
+    struct Entry {
+        /// The container's address; its low bit (always clear in an address) says the entry is a factory.
+        var containerAndKind: UInt
+        var key: UInt
+        /// A `Box`, or a transient's `Registration`; `nil` for an empty bucket.
+        var object: Unmanaged<AnyObject>?
+
+        var isFactory: Bool { containerAndKind & 1 != 0 }
+        var container: UInt { containerAndKind & ~1 }
+    }
+
+    private(set) var entries: UnsafeMutablePointer<Entry>
+    private(set) var capacity: Int
+    private var count = 0
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        entries = .allocate(capacity: capacity)
+        entries.initialize(repeating: Entry(containerAndKind: 0, key: 0, object: nil), count: capacity)
+    }
+
+    func deallocate() { entries.deallocate() }
+
+    @inline(__always)
+    private static func bucket(_ container: UInt, _ key: UInt, _ mask: Int) -> Int {
+        // Fibonacci hashing of the two addresses; the high bits are the best mixed.
+        let mixed = (key ^ (container &<< 7)) &* 0x9E37_79B9_7F4A_7C15
+        return Int(truncatingIfNeeded: mixed &>> 40) & mask
+    }
+
+    /// The index of the entry for `key` of `container`, if there is one.
+    @inline(__always)
+    func find(_ container: UInt, _ key: UInt) -> Int? {
+        guard capacity > 0 else { return nil }
+        let mask = capacity &- 1
+        var index = Self.bucket(container, key, mask)
+        while entries[index].object != nil {
+            if entries[index].key == key && entries[index].container == container { return index }
+            index = (index &+ 1) & mask
+        }
+        return nil
+    }
+
+    /// Stores `object` (retained) for `key` of `container`; returns the entry it replaced.
+    mutating func insert(_ container: UInt, _ key: UInt, _ object: AnyObject, isFactory: Bool) -> (object: AnyObject, isFactory: Bool)? {
+        let entry = Entry(containerAndKind: container | (isFactory ? 1 : 0), key: key, object: .passRetained(object))
+        if let index = find(container, key) {
+            let old = entries[index]
+            entries[index] = entry
+            return (old.object!.takeRetainedValue(), old.isFactory)
+        }
+        if (count + 1) * 2 > capacity { grow() }
+        var index = Self.bucket(container, key, capacity - 1)
+        while entries[index].object != nil { index = (index + 1) & (capacity - 1) }
+        entries[index] = entry
+        count += 1
+        return nil
+    }
+
+    /// Removes the entry for `key` of `container`; returns its object (retained) and kind.
+    mutating func remove(_ container: UInt, _ key: UInt) -> (object: AnyObject, isFactory: Bool)? {
+        guard var hole = find(container, key) else { return nil }
+        let removed = entries[hole]
+        let mask = capacity - 1
+        // Shift back each following entry of the run that may move into the hole (its home bucket is
+        // not between the hole and it, cyclically).
+        var next = (hole + 1) & mask
+        while entries[next].object != nil {
+            let home = Self.bucket(entries[next].container, entries[next].key, mask)
+            let distanceToNext = (next - home) & mask, distanceToHole = (hole - home) & mask
+            if distanceToHole <= distanceToNext {
+                entries[hole] = entries[next]
+                hole = next
+            }
+            next = (next + 1) & mask
+        }
+        entries[hole] = Entry(containerAndKind: 0, key: 0, object: nil)
+        count -= 1
+        return (removed.object!.takeRetainedValue(), removed.isFactory)
+    }
+
+    private mutating func grow() {
+        let old = entries, oldCapacity = capacity
+        capacity = max(16, oldCapacity * 2)
+        entries = .allocate(capacity: capacity)
+        entries.initialize(repeating: Entry(containerAndKind: 0, key: 0, object: nil), count: capacity)
+        for index in 0..<oldCapacity where old[index].object != nil {
+            var bucket = Self.bucket(old[index].container, old[index].key, capacity - 1)
+            while entries[bucket].object != nil { bucket = (bucket + 1) & (capacity - 1) }
+            entries[bucket] = old[index]
+        }
+        old.deallocate()
+    }
+}
