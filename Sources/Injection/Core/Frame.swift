@@ -22,7 +22,9 @@ struct Frame {
     let recordsEdges: Bool
     let parent: FrameRef?
     /// The resolution this frame is the root of, made when first needed (a build, a wait, deferred work).
-    var resolution: Resolution?
+    /// Retained; released by whoever holds the frame (its thread's ``ThreadState/pop(_:restoring:)``, or
+    /// its ``HeapFrame``). Unmanaged, so a frame is trivial to copy and drop.
+    var retainedResolution: Unmanaged<Resolution>?
 
     /// A frame for resolving `key` in `container`: a nested frame keeps its resolution's epoch; one that
     /// starts a resolution takes `epoch`, the container's current one.
@@ -56,6 +58,8 @@ final class HeapFrame: @unchecked Sendable {  // `frame` is read-only but for `r
         self.frame = frame
         self.parentFrame = parent
     }
+
+    deinit { frame.retainedResolution?.release() }
 }
 
 /// A frame, wherever it lives: on its thread's frame stack, or on the heap. Unretained: whoever
@@ -150,19 +154,16 @@ enum FrameRef: Equatable {
     /// The resolution this frame belongs to, made on first use. Call on the resolving thread only.
     var resolution: Resolution {
         switch root {
-        case .stack(let pointer):
-            if let resolution = pointer.pointee.resolution { return resolution }
-            let resolution = Resolution()
-            pointer.pointee.resolution = resolution
-            return resolution
-        case .heap(let frame):
-            return frame._withUnsafeGuaranteedRef { frame in
-                if let resolution = frame.frame.resolution { return resolution }
-                let resolution = Resolution()
-                frame.frame.resolution = resolution
-                return resolution
-            }
+        case .stack(let pointer): Self.resolution(of: &pointer.pointee)
+        case .heap(let frame): frame._withUnsafeGuaranteedRef { Self.resolution(of: &$0.frame) }
         }
+    }
+
+    private static func resolution(of root: inout Frame) -> Resolution {
+        if let resolution = root.retainedResolution { return resolution.takeUnretainedValue() }
+        let resolution = Resolution()
+        root.retainedResolution = .passRetained(resolution)
+        return resolution
     }
 
     /// This frame on the heap, with its parents: the same frame if it is there already, else a copy.
@@ -174,9 +175,7 @@ enum FrameRef: Equatable {
         case .stack(let pointer):
             if pointer.pointee.isRoot { _ = resolution }  // Shared by the copy.
             let parent = pointer.pointee.parent?.escape()
-            var frame = pointer.pointee
-            frame = Frame(copying: frame, parent: parent.map { .heap(.passUnretained($0)) })
-            return HeapFrame(frame, parent: parent)
+            return HeapFrame(Frame(copying: pointer.pointee, parent: parent.map { .heap(.passUnretained($0)) }), parent: parent)
         }
     }
 }
@@ -191,7 +190,7 @@ extension Frame {
         startsResolution = frame.startsResolution
         recordsEdges = frame.recordsEdges
         self.parent = parent
-        resolution = frame.resolution
+        retainedResolution = frame.retainedResolution?.retain()
     }
 }
 

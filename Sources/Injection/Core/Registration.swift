@@ -142,9 +142,16 @@ final class Registration: @unchecked Sendable {  // Immutable.
     let factory: Factory
     /// Runs the `postConstruction` closure on a built value.
     let postConstruct: (@Sendable (UnsafeRawPointer) throws -> Void)?
+    /// A plain factory's own closure, `@Sendable () throws -> Value`: its two words (a function and its
+    /// context) in memory of their own, for the transient fast path, which calls it typed with no
+    /// allocation and no metadata lookup (writing the value through a temporary buffer of a generic type
+    /// costs a lookup per call). Not retained: ``factory`` captures the closure, which keeps its context
+    /// alive as long as this registration. `nil` for main-actor and async factories.
+    let factoryWords: UnsafeMutableRawPointer?
 
     private init(_ type: AnyType, _ valueType: Any.Type, _ lifetime: InjectionLifetime, _ factory: Factory,
-                 _ postConstruct: (@Sendable (UnsafeRawPointer) throws -> Void)?) {
+                 _ postConstruct: (@Sendable (UnsafeRawPointer) throws -> Void)?, factoryWords: UnsafeMutableRawPointer? = nil) {
+        self.factoryWords = factoryWords
         self.type = type
         self.valueType = valueType
         self.lifetime = lifetime
@@ -157,8 +164,13 @@ final class Registration: @unchecked Sendable {  // Immutable.
         _ type: AnyType, lifetime: InjectionLifetime, factory: @escaping @Sendable () throws -> Value,
         postConstruction: (@Sendable (Value) throws -> Void)?
     ) {
+        let bits = UnsafeMutableRawPointer.allocate(byteCount: 2 * MemoryLayout<UInt>.size, alignment: MemoryLayout<UInt>.alignment)
+        withUnsafeBytes(of: factory) { words in
+            precondition(words.count == 2 * MemoryLayout<UInt>.size, "Injection: a closure is a function and a context")
+            bits.copyMemory(from: words.baseAddress!, byteCount: words.count)
+        }
         self.init(type, Value.self, lifetime, .sync({ try $0.initializeMemory(as: Value.self, to: factory()) }),
-                  Self.postConstruct(postConstruction))
+                  Self.postConstruct(postConstruction), factoryWords: bits)
     }
 
     /// A synchronous factory isolated to the main actor: runs right away on the main thread, refuses
@@ -184,6 +196,8 @@ final class Registration: @unchecked Sendable {  // Immutable.
         self.init(type, Value.self, lifetime, .async(make), nil)
     }
 
+    deinit { factoryWords?.deallocate() }
+
     private static func postConstruct<Value>(
         _ closure: (@Sendable (Value) throws -> Void)?
     ) -> (@Sendable (UnsafeRawPointer) throws -> Void)? {
@@ -193,17 +207,6 @@ final class Registration: @unchecked Sendable {  // Immutable.
 
     var isMainActor: Bool { if case .mainActor = factory { true } else { false } }
     var isAsync: Bool { if case .async = factory { true } else { false } }
-
-    /// Runs a synchronous factory and returns its value unboxed: the transient fast path.
-    /// `Value` must be ``valueType``.
-    @inline(__always)
-    func make<Value>(as _: Value.Type) throws -> Value {
-        guard case .sync(let make) = factory else { preconditionFailure("Injection: only plain factories run from a thread's cache") }
-        return try withUnsafeTemporaryAllocation(of: Value.self, capacity: 1) { buffer in
-            try make(UnsafeMutableRawPointer(buffer.baseAddress!))
-            return buffer.baseAddress!.move()
-        }
-    }
 
     /// Runs a synchronous factory (a main-actor one only on the main actor) and boxes its value.
     func makeBox() throws -> Box {

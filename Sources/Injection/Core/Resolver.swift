@@ -59,32 +59,33 @@ extension InjectionContainer {
         }
     }
 
-    /// Runs a transient's factory found in this thread's cache: no lock, no box, and a frame on the
-    /// thread's frame stack. The caller checked the chain for a cycle.
-    @inline(__always)
+    /// Runs a transient's factory found in this thread's cache: no lock, no box, no allocation, and a
+    /// frame on the thread's frame stack. The caller checked the chain for a cycle.
+    @inline(never)
     private func runTransient<Value>(
         _ pinned: Unmanaged<Registration>, as _: Value.Type, binding: Binding?, thread: Unmanaged<ThreadState>
     ) throws(InjectionError) -> Value {
-        let type = pinned._withUnsafeGuaranteedRef { $0.type }
+        let (type, factory) = pinned._withUnsafeGuaranteedRef { ($0.type, $0.factoryWords.unsafelyUnwrapped) }
+        try checkStack(thread._withUnsafeGuaranteedRef { $0.stackLimit }, resolving: type, parent: binding?.frame)
         let frame = Frame(
             container: ObjectIdentifier(self), key: type.id, type: type, epoch: epoch, parent: binding?.frame,
             startsResolution: binding?.startsResolution ?? false, recordsEdges: false)
-        try checkStack(thread._withUnsafeGuaranteedRef { $0.stackLimit }, resolving: type, parent: binding?.frame)
-        let (result, resolution) = thread._withUnsafeGuaranteedRef {
-            $0.run(frame, in: self, transaction: binding?.transaction) { (frame) throws(InjectionError) -> Value in
-                do {
-                    return try pinned._withUnsafeGuaranteedRef { try $0.make(as: Value.self) }
-                } catch let error as InjectionError {
-                    throw error
-                } catch {
-                    throw .factoryFailed(type, chain: frame.chain, underlying: error, names: names)
-                }
-            }
+        let (pointer, outer) = thread._withUnsafeGuaranteedRef { $0.push(frame, in: self, transaction: binding?.transaction) }
+        // What nested builds deferred runs after the frame is popped, in the caller's binding: a `deinit`
+        // it triggers must not resolve as if this factory had.
+        let value: Value
+        do {
+            value = try factory.assumingMemoryBound(to: (@Sendable () throws -> Value).self).pointee()
+        } catch let error as InjectionError {
+            _ = thread._withUnsafeGuaranteedRef { $0.pop(pointer, restoring: outer) }?.drain()
+            throw error
+        } catch {
+            let chain = FrameRef.stack(pointer).chain
+            _ = thread._withUnsafeGuaranteedRef { $0.pop(pointer, restoring: outer) }?.drain()
+            throw .factoryFailed(type, chain: chain, underlying: error, names: names)
         }
-        // What nested builds deferred runs now, after the frame is popped, in the caller's binding: a
-        // `deinit` it triggers must not resolve as if this factory had.
-        if let failure = resolution?.drain(), case .success = result { throw failure }
-        return try result.get()
+        if let failure = thread._withUnsafeGuaranteedRef({ $0.pop(pointer, restoring: outer) })?.drain() { throw failure }
+        return value
     }
 
     /// The synchronous slow path, from the fast path.
@@ -147,15 +148,16 @@ extension InjectionContainer {
                 var frame = Frame(
                     container: id, key: key, type: requested, epoch: epoch, parent: parent,
                     startsResolution: startsResolution, recordsEdges: recordsEdges)
-                frame.resolution = newResolution
-                let (outcome, resolution) = thread.run(frame, in: self, transaction: transaction) {
+                frame.retainedResolution = newResolution.map { .passRetained($0) }
+                var resolution: Resolution?
+                let outcome = thread.run(frame, in: self, transaction: transaction, resolution: &resolution) {
                     (frame) -> Result<Box, InjectionError> in
                     let made = runFactory(registration, in: frame) { () throws -> Box in try registration.makeBox() }
                     return complete(
                         made, of: registration, key: key, build: build, frame: frame, thread: caches ? thread : nil,
                         transaction: transaction, defersPostConstruction: true)
                 }
-                return try end(resolution, of: outcome.get(), key: key).get()
+                return try end(resolution, of: outcome, key: key).get()
             }
         }
     }
@@ -365,7 +367,7 @@ extension InjectionContainer {
                 var frame = Frame(
                     container: id, key: key, type: requested, epoch: epoch, parent: parentFrame.map { .heap(.passUnretained($0)) },
                     startsResolution: true, recordsEdges: recordsEdges)
-                frame.resolution = owner
+                frame.retainedResolution = .passRetained(owner)
                 let heapFrame = HeapFrame(frame, parent: parentFrame)
                 let made = await run(registration, in: heapFrame, transaction: transaction?.takeUnretainedValue())
                 let outcome = complete(

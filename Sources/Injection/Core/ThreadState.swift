@@ -53,27 +53,40 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
     private let frames = UnsafeMutablePointer<Frame>.allocate(capacity: ThreadState.frameCapacity)
     @exclusivity(unchecked) private var frameCount = 0
 
-    /// Runs `body` with `frame` pushed and published as the thread's binding (in `container`, inside
-    /// the open reset blocks of `transaction`); then restores the binding and pops the frame. Returns
-    /// `body`'s result and, for a root frame, its resolution, whose deferred work the caller runs.
+    /// Pushes `frame` and publishes it as the thread's binding (in `container`, inside the open reset
+    /// blocks of `transaction`); returns it and the binding it replaced, for ``pop(_:restoring:)``.
     @inline(__always)
-    func run<Result, Failure: Error>(
-        _ frame: Frame, in container: InjectionContainer, transaction: Unmanaged<Transaction>?,
-        _ body: (FrameRef) throws(Failure) -> Result
-    ) -> (Swift.Result<Result, Failure>, Resolution?) {
+    func push(
+        _ frame: Frame, in container: InjectionContainer, transaction: Unmanaged<Transaction>?
+    ) -> (UnsafeMutablePointer<Frame>, Binding?) {
         let pointer = frameCount < Self.frameCapacity ? frames + frameCount : .allocate(capacity: 1)
         frameCount += 1
         pointer.initialize(to: frame)
         let outer = binding
         binding = Binding(container: .passUnretained(container), frame: .stack(pointer), transaction: transaction)
-        let result: Swift.Result<Result, Failure>
-        do throws(Failure) { result = .success(try body(.stack(pointer))) } catch { result = .failure(error) }
+        return (pointer, outer)
+    }
+
+    /// Pops the innermost frame and restores the binding before it. Returns the resolution of a root
+    /// frame: the caller runs its deferred work.
+    @inline(__always)
+    func pop(_ pointer: UnsafeMutablePointer<Frame>, restoring outer: Binding?) -> Resolution? {
         binding = outer
-        let resolution = pointer.pointee.isRoot ? pointer.pointee.resolution : nil
-        pointer.deinitialize(count: 1)
-        frameCount -= 1
+        let resolution = pointer.pointee.retainedResolution?.takeRetainedValue()  // Only a root has one.
+        frameCount -= 1  // `Frame` is trivial: nothing to deinitialize.
         if frameCount >= Self.frameCapacity { pointer.deallocate() }
-        return (result, resolution)
+        return resolution
+    }
+
+    /// Runs `body` with `frame` pushed (see ``push(_:in:transaction:)``), then pops it. A root frame
+    /// hands its resolution to `resolution`.
+    func run<Result>(
+        _ frame: Frame, in container: InjectionContainer, transaction: Unmanaged<Transaction>?,
+        resolution: inout Resolution?, _ body: (FrameRef) -> Result
+    ) -> Result {
+        let (pointer, outer) = push(frame, in: container, transaction: transaction)
+        defer { resolution = pop(pointer, restoring: outer) }
+        return body(.stack(pointer))
     }
 
     /// Runs `body` with `binding` as the thread's binding, then restores the one before.
