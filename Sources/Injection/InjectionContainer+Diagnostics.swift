@@ -73,15 +73,16 @@ extension InjectionContainer {
     }
 
     /// Adds "A needs B" to the graph.
+    @inline(never)
     func record(_ edge: InjectionGraph._Edge) {
         observations.withLock { _ = $0.edges.insert(edge) }
     }
 
     /// Remembers evicted instances (weakly) for ``liveInstancesFromPreviousScopes()``, if tracking is on.
-    func remember(_ evicted: [(instance: Box, registration: Registration, isDisposable: Bool)]) {
+    func remember(_ evicted: [ContainerState.Evicted]) {
         guard !evicted.isEmpty, observations.withLock({ $0.tracksEvictions }) else { return }
         let retiring = evicted.compactMap { evicted in
-            evicted.instance.object.map { WeakReference($0, type: evicted.registration.type) }
+            evicted.instance.object.map { WeakReference($0, type: evicted.type) }
         }
         observations.withLock { observations in
             observations.retired.removeAll { $0.object == nil }

@@ -44,7 +44,8 @@ public final class InjectionContainer: @unchecked Sendable {
     deinit {
         // Thread caches key entries by this container's address, which a new container may reuse.
         let keys = state.withLock { $0.keysInThreadCaches }
-        _ = ThreadState.evict(keys, of: ObjectIdentifier(self))
+        var released: [AnyObject] = []
+        ThreadState.evict(keys, of: ObjectIdentifier(self), into: &released)
         epochWord.deallocate()
     }
 
@@ -283,7 +284,7 @@ public final class InjectionContainer: @unchecked Sendable {
             var evictions = change(&state)
             _injection_store_u64(epochWord, state.epoch)
             for build in evictions.abandoned { WaitGraph.finished(build) }  // No wait may go through them.
-            evictions.released += ThreadState.evict(evictions.threadCacheKeys, of: ObjectIdentifier(self))
+            ThreadState.evict(evictions.threadCacheKeys, of: ObjectIdentifier(self), into: &evictions.released)
             self.state.broadcast()  // Waiters see the change.
             return evictions
         }

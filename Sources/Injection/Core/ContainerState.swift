@@ -1,5 +1,5 @@
-/// A container's entry for one key.
-struct Slot {
+/// A container's entry for one key: part of ``ContainerState``, reachable only through it.
+final class Slot {
     let registration: Registration
     /// The cached instance for `.scoped` and `.singleton`.
     var cached: Box?
@@ -16,17 +16,19 @@ struct Slot {
     var isInThreadCaches = false
     /// Whether instances of a dynamic type conform to `InjectionDisposable`, for the last type seen:
     /// the dynamic cast costs far more than the comparison, and every eviction asks.
-    var disposability: (type: ObjectIdentifier, conforms: Bool)?
+    var disposableType: ObjectIdentifier?
+    var isDisposableType = false
 
     init(_ registration: Registration) { self.registration = registration }
 
     /// Whether `instance` should be told it was evicted.
-    mutating func isDisposable(_ instance: Box) -> Bool {
+    func isDisposable(_ instance: Box) -> Bool {
         let type = instance.dynamicType
-        if let disposability, disposability.type == type { return disposability.conforms }
-        let conforms = instance.disposable != nil
-        disposability = (type, conforms)
-        return conforms
+        if disposableType != type {
+            disposableType = type
+            isDisposableType = instance.disposable != nil
+        }
+        return isDisposableType
     }
 }
 
@@ -85,7 +87,7 @@ struct ContainerState {
         _ key: TypeID, in container: ObjectIdentifier, isAsync: Bool, isInChain: Bool, inheritedEpoch: UInt64?,
         isOnMainActor: () -> Bool, owner: () -> Resolution
     ) -> Claim {
-        guard var slot = slots[key] else { return .fail(.notRegistered) }
+        guard let slot = slots[key] else { return .fail(.notRegistered) }
         if let instance = slot.cached { return .cached(instance, cacheable: true) }
         let registration = slot.registration
         if let object = slot.weakInstance?.object {
@@ -104,13 +106,12 @@ struct ContainerState {
         guard registration.lifetime != .transient else {
             // A factory whose edges are known, and which has nothing to run after it, may run from the
             // thread's cache without this lock.
-            let cacheable = !slot.recordsEdges && registration.postConstruct == nil && !registration.isMainActor
+            let cacheable = !recordsEdges && registration.postConstruct == nil && !registration.isMainActor
             return .build(registration, nil, recordsEdges: recordsEdges, epoch: epoch, cacheable: cacheable)
         }
         let build = Build(owner: owner(), container: container, key: key, registration: registration, epoch: epoch)
         slot.build = build
-        slots[key] = slot
-        listResettable(key)
+        listResettable(key, slot)
         return .build(registration, build, recordsEdges: recordsEdges, epoch: epoch, cacheable: false)
     }
 
@@ -133,23 +134,23 @@ struct ContainerState {
         _ key: TypeID, _ registration: Registration, build: Build?, instance: Box?, recordedEdges: Bool
     ) -> Completion {
         var completion = Completion()
-        let isCurrentSlot = slots[key]?.registration === registration
-        if instance != nil && recordedEdges && isCurrentSlot { slots[key]!.recordsEdges = false }
+        if build?.hasWaiters == true {
+            completion.wakes = true
+            swap(&completion.waiters, &build!.asyncWaiters)
+        }
+        guard let slot = slots[key], slot.registration === registration else { return completion }
+        if instance != nil && recordedEdges { slot.recordsEdges = false }
         guard let build else { return completion }
-        if isCurrentSlot && slots[key]!.build === build { slots[key]!.build = nil }
-        if let instance, isCurrentSlot, registration.lifetime == .singleton || build.epoch == epoch {
+        if slot.build === build { slot.build = nil }
+        if let instance, registration.lifetime == .singleton || build.epoch == epoch {
             if registration.lifetime == .weak {
-                slots[key]!.weakInstance = instance.object.map { WeakReference($0, type: registration.type) }
+                slot.weakInstance = instance.object.map { WeakReference($0, type: registration.type) }
             } else {
-                slots[key]!.cached = instance
+                slot.cached = instance
                 completion.cached = true
             }
             completion.stored = true
-            listResettable(key)
-        }
-        if build.hasWaiters {
-            completion.wakes = true
-            swap(&completion.waiters, &build.asyncWaiters)
+            listResettable(key, slot)
         }
         return completion
     }
@@ -166,10 +167,17 @@ struct ContainerState {
 
     // MARK: - Changing
 
+    /// An instance a change took out of the container.
+    struct Evicted {
+        let instance: Box
+        let type: AnyType
+        let isDisposable: Bool
+    }
+
     /// What a change took out, to be carried out by the container.
     struct Evictions {
-        /// Instances the container let go, with their registrations, and whether they are disposable.
-        var instances: [(instance: Box, registration: Registration, isDisposable: Bool)] = []
+        /// Instances the container let go: tell the disposable ones, remember them (weakly) for leak checks.
+        var instances: [Evicted] = []
         /// Builds abandoned while others wait for them: finish them in the wait-for graph (under the lock).
         var abandoned: [Build] = []
         /// Keys to evict from every thread's cache (under the lock).
@@ -178,9 +186,9 @@ struct ContainerState {
         var released: [AnyObject] = []
 
         /// Takes what `slot` holds out of it.
-        fileprivate mutating func empty(_ slot: inout Slot, key: TypeID) {
+        fileprivate mutating func empty(_ slot: Slot, key: TypeID) {
             if let instance = slot.cached {
-                instances.append((instance, slot.registration, slot.isDisposable(instance)))
+                instances.append(Evicted(instance: instance, type: slot.registration.type, isDisposable: slot.isDisposable(instance)))
             }
             slot.cached = nil
             slot.weakInstance = nil
@@ -196,10 +204,10 @@ struct ContainerState {
     mutating func reset() -> Evictions {
         epoch &+= 1
         var evictions = Evictions()
-        evictions.instances.reserveCapacity(resettable.count)
         for key in resettable {
-            slots[key]!.resettableIndex = nil
-            evictions.empty(&slots[key]!, key: key)
+            let slot = slots[key]!
+            slot.resettableIndex = nil
+            evictions.empty(slot, key: key)
         }
         resettable.removeAll(keepingCapacity: true)
         return evictions
@@ -209,9 +217,9 @@ struct ContainerState {
     /// registration had built. A build in progress of the old one finishes but caches nothing.
     mutating func replace(_ key: TypeID, with registration: Registration?) -> Evictions {
         var evictions = Evictions()
-        if var old = registration.map({ slots.updateValue(Slot($0), forKey: key) }) ?? slots.removeValue(forKey: key) {
+        if let old = registration.map({ slots.updateValue(Slot($0), forKey: key) }) ?? slots.removeValue(forKey: key) {
             if let index = old.resettableIndex { unlistResettable(at: index) }
-            evictions.empty(&old, key: key)
+            evictions.empty(old, key: key)
             evictions.released.append(old.registration)
         }
         return evictions
@@ -221,12 +229,13 @@ struct ContainerState {
     /// its graph, failed.
     mutating func evict(_ instance: Box, of key: TypeID) -> Evictions {
         var evictions = Evictions()
-        guard var slot = slots[key] else { return evictions }
+        guard let slot = slots[key] else { return evictions }
         if slot.cached === instance { slot.cached = nil }
-        if let object = slot.weakInstance?.object, object === instance.object { slot.weakInstance = nil }
+        if let object = slot.weakInstance?.object, object === instance.object {
+            slot.weakInstance = nil
+        }
         if slot.isInThreadCaches { evictions.threadCacheKeys.append(key) }
         slot.isInThreadCaches = false
-        slots[key] = slot
         return evictions
     }
 
@@ -243,9 +252,10 @@ struct ContainerState {
         slots.compactMap { key, slot in slot.isInThreadCaches ? key : nil }
     }
 
-    private mutating func listResettable(_ key: TypeID) {
-        guard slots[key]!.resettableIndex == nil, slots[key]!.registration.lifetime != .singleton else { return }
-        slots[key]!.resettableIndex = resettable.count
+    /// Lists `key`, whose slot is at `index`, for the next reset, unless it is listed or a singleton's.
+    private mutating func listResettable(_ key: TypeID, _ slot: Slot) {
+        guard slot.resettableIndex == nil, slot.registration.lifetime != .singleton else { return }
+        slot.resettableIndex = resettable.count
         resettable.append(key)
     }
 

@@ -209,6 +209,7 @@ final class Resolution: @unchecked Sendable {  // `waiting`: under `WaitGraph`'s
     /// failure. If one fails, everything this resolution cached is evicted too, so nothing stays cached
     /// holding an instance that was evicted for it.
     func drain() -> InjectionError? {
+        if deferred.isEmpty && undo.isEmpty { return nil }
         var failure: InjectionError?
         while !deferred.isEmpty {
             if let error = deferred.removeFirst()(), failure == nil { failure = error }

@@ -48,14 +48,21 @@ extension InjectionContainer {
     }
 
     /// Refuses resolves inside an open `resetCurrentContainer { }` of this container, and records
-    /// "the running factory needs `requested`" for the graph when its frame records edges.
+    /// "the running factory needs `requested`" for the graph when its frame records edges. Inline: two
+    /// tests on every resolve inside a factory; the work is out of line.
+    @inline(__always)
     private func observe(_ requested: AnyType, in binding: Binding) throws(InjectionError) {
-        if let transaction = binding.transaction, transaction._withUnsafeGuaranteedRef({ $0.open(for: self) }) != nil {
-            throw .resolvedDuringReset(requested, chain: chain(binding.frame, then: requested), names: names)
-        }
+        if let transaction = binding.transaction { try refuseInsideReset(requested, transaction, chain: binding.frame) }
         // A frame of another task's resolution is not this resolve's to record for.
         if !binding.startsResolution, let frame = binding.frame, frame.recordsEdges, frame.container == ObjectIdentifier(self) {
             record(InjectionGraph._Edge(from: frame.type, to: requested))
+        }
+    }
+
+    @inline(never)
+    private func refuseInsideReset(_ requested: AnyType, _ transaction: Unmanaged<Transaction>, chain frame: FrameRef?) throws(InjectionError) {
+        if transaction._withUnsafeGuaranteedRef({ $0.open(for: self) }) != nil {
+            throw .resolvedDuringReset(requested, chain: chain(frame, then: requested), names: names)
         }
     }
 

@@ -150,13 +150,13 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
     private static let registryLock = Lock()
     nonisolated(unsafe) private static var registry: [ObjectIdentifier: ThreadState] = [:]
 
-    /// Removes `keys` of `container` from every thread's cache; returns the objects to release once all
-    /// locks are dropped. Call under the container's lock. Costs a lookup per key per thread.
-    static func evict(_ keys: [TypeID], of container: ObjectIdentifier) -> [AnyObject] {
-        guard !keys.isEmpty else { return [] }
+    /// Removes `keys` of `container` from every thread's cache, adding what they held to `evicted`, to
+    /// release once all locks are dropped. Call under the container's lock. Costs a lookup per key per
+    /// thread, whatever else the caches hold.
+    static func evict(_ keys: [TypeID], of container: ObjectIdentifier, into evicted: inout [AnyObject]) {
+        guard !keys.isEmpty else { return }
         let containerBits = UInt(bitPattern: container)
-        return registryLock.withLock {
-            var evicted: [AnyObject] = []
+        registryLock.withLock {
             for state in registry.values where state.caches {
                 state.lock.withLock {
                     for key in keys {
@@ -166,7 +166,6 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
                     }
                 }
             }
-            return evicted
         }
     }
 
