@@ -69,3 +69,140 @@
         container.state.withLock { $0.resettableCount }
     }
 }
+
+extension InjectionProbe {
+    /// A container's state machine (`ContainerState`) driven by hand: each call is one event, with no
+    /// thread, no lock and no factory run, so a test states every step of a race itself.
+    ///
+    /// ```swift
+    /// var machine = InjectionProbe.StateMachine()
+    /// machine.register(API.self, lifetime: .scoped)
+    /// guard case .build(let build?) = machine.claim(API.self) else { return }
+    /// #expect(machine.claim(API.self) == .wait)
+    /// #expect(machine.complete(API.self, build: build).cached)
+    /// ```
+    public struct StateMachine {
+        private var state = ContainerState()
+        private var registrations: [TypeID: Registration] = [:]
+        private let container = ObjectIdentifier(StateMachine.self)
+
+        /// A build in progress, as a claim hands it out.
+        public struct Build: Equatable {
+            fileprivate let build: Injection.Build
+            public static func == (lhs: Build, rhs: Build) -> Bool { lhs.build === rhs.build }
+        }
+
+        /// How a registration's factory runs.
+        public enum Isolation: Sendable { case none, mainActor, async }
+
+        /// What a claim answered.
+        public enum Claim: Equatable {
+            case cached
+            /// Run the factory: with a build others wait for (a cached lifetime), or none (a transient);
+            /// `cacheable` says a transient's registration may enter the claiming thread's cache.
+            case build(Build?, cacheable: Bool = false)
+            case wait
+            case hop
+            case notRegistered, cycle, wrongIsolation, asyncFactory
+        }
+
+        /// What a change took out.
+        public struct Changes: Equatable {
+            /// Cached instances evicted.
+            public var evicted: Int
+            /// Builds abandoned while someone waited for them.
+            public var abandoned: Int
+            /// Keys to evict from thread caches.
+            public var threadCacheKeys: Int
+
+            public init(evicted: Int, abandoned: Int, threadCacheKeys: Int) {
+                self.evicted = evicted
+                self.abandoned = abandoned
+                self.threadCacheKeys = threadCacheKeys
+            }
+        }
+
+        /// An empty state.
+        public init() {}
+
+        /// The epoch: bumped by every reset.
+        public var epoch: UInt64 { state.epoch }
+
+        /// How many keys the next reset visits.
+        public var resettableCount: Int { state.resettableCount }
+
+        /// Registers `type` (a fresh registration each time), as `register` does.
+        @discardableResult
+        public mutating func register(_ type: Any.Type, lifetime: InjectionLifetime, isolation: Isolation = .none) -> Changes {
+            let registration = switch isolation {
+            case .none: Registration(AnyType(type), lifetime: lifetime, factory: { Instance() }, postConstruction: nil)
+            case .mainActor: Registration(AnyType(type), lifetime: lifetime, mainActorFactory: { Instance() }, postConstruction: nil)
+            case .async: Registration(AnyType(type), lifetime: lifetime, asyncFactory: { Instance() })
+            }
+            registrations[AnyType(type).id] = registration
+            return Self.changes(state.replace(AnyType(type).id, with: registration))
+        }
+
+        /// Unregisters `type`.
+        public mutating func unregister(_ type: Any.Type) -> Changes {
+            Self.changes(state.replace(AnyType(type).id, with: nil))
+        }
+
+        /// Claims `type`, as a resolve does.
+        public mutating func claim(
+            _ type: Any.Type, isAsync: Bool = false, isInChain: Bool = false, onMainActor: Bool = false,
+            inheritedEpoch: UInt64? = nil
+        ) -> Claim {
+            let claim = state.claim(
+                AnyType(type).id, in: container, isAsync: isAsync, isInChain: isInChain, inheritedEpoch: inheritedEpoch,
+                isOnMainActor: { onMainActor }, owner: { Resolution() })
+            switch claim {
+            case .cached: return .cached
+            case .wait: return .wait
+            case .hop: return .hop
+            case .build(_, let build, _, _, let cacheable): return .build(build.map(Build.init), cacheable: cacheable)
+            case .fail(.notRegistered): return .notRegistered
+            case .fail(.cycle): return .cycle
+            case .fail(.wrongIsolation): return .wrongIsolation
+            case .fail(.asyncFactory): return .asyncFactory
+            }
+        }
+
+        /// Completes a run of `type`'s factory (with `build` for a cached lifetime) that succeeded or
+        /// failed; records its edges if `recordedEdges`. Returns whether the instance was cached, and
+        /// whether waiters are woken.
+        public mutating func complete(
+            _ type: Any.Type, build: Build?, succeeding: Bool = true, recordedEdges: Bool = true
+        ) -> (cached: Bool, wakes: Bool) {
+            let key = AnyType(type).id
+            guard let registration = build?.build.registration ?? registrations[key] else { return (false, false) }
+            let completion = state.complete(
+                key, registration, build: build?.build, instance: succeeding ? Box(Instance()) : nil,
+                recordedEdges: recordedEdges)
+            return (completion.cached, completion.wakes)
+        }
+
+        /// Notes that a thread's cache holds `type`, as the container does when it copies an instance there.
+        public mutating func noteInThreadCache(_ type: Any.Type) {
+            state.noteInThreadCaches(AnyType(type).id)
+        }
+
+        /// Resets, as `resetCurrentContainer()` does.
+        public mutating func reset() -> Changes {
+            Self.changes(state.reset())
+        }
+
+        /// Whether `build` is still in progress, as a waiter asks when it wakes.
+        public func isBuilding(_ build: Build) -> Bool {
+            state.isBuilding(build.build)
+        }
+
+        private static func changes(_ evictions: ContainerState.Evictions) -> Changes {
+            Changes(
+                evicted: evictions.instances.count, abandoned: evictions.abandoned.count,
+                threadCacheKeys: evictions.threadCacheKeys.count)
+        }
+
+        private final class Instance: Sendable {}
+    }
+}

@@ -1,0 +1,165 @@
+@_spi(Testing) import Injection
+import Testing
+
+// The container's state machine, event by event, with no thread: each test writes out one interleaving
+// of resolves, builds and resets that the concurrent tests can only hit by chance.
+
+private final class Service {}
+private final class Other {}
+private final class Third {}
+
+@Suite("Container state machine")
+struct ContainerStateMachineTests {
+    @Test("claiming an unregistered type fails with notRegistered")
+    func unregistered() {
+        var machine = InjectionProbe.StateMachine()
+        #expect(machine.claim(Service.self) == .notRegistered)
+    }
+
+    @Test("the first claim builds, a second claim waits, and after completion both find the instance")
+    func buildThenWaitThenCached() throws {
+        var machine = InjectionProbe.StateMachine()
+        machine.register(Service.self, lifetime: .scoped)
+        guard case .build(let build?, _) = machine.claim(Service.self) else { Issue.record("no build"); return }
+        #expect(machine.claim(Service.self) == .wait)
+        #expect(machine.isBuilding(build))
+        let completion = machine.complete(Service.self, build: build)
+        #expect(completion.cached)
+        #expect(completion.wakes, "a claim waited, so completing wakes it")
+        #expect(!machine.isBuilding(build))
+        #expect(machine.claim(Service.self) == .cached)
+    }
+
+    @Test("completing a build nobody waited for wakes no one")
+    func noWaitersNoWake() {
+        var machine = InjectionProbe.StateMachine()
+        machine.register(Service.self, lifetime: .scoped)
+        guard case .build(let build?, _) = machine.claim(Service.self) else { Issue.record("no build"); return }
+        #expect(machine.complete(Service.self, build: build) == (cached: true, wakes: false))
+    }
+
+    @Test("a failed build caches nothing and the next claim builds again")
+    func failedBuild() {
+        var machine = InjectionProbe.StateMachine()
+        machine.register(Service.self, lifetime: .scoped)
+        guard case .build(let build?, _) = machine.claim(Service.self) else { Issue.record("no build"); return }
+        #expect(!machine.complete(Service.self, build: build, succeeding: false).cached)
+        guard case .build(let again?, _) = machine.claim(Service.self) else { Issue.record("no second build"); return }
+        #expect(again != build)
+    }
+
+    @Test("a scoped build that started before a reset is not cached, and its waiters are woken")
+    func buildAcrossReset() {
+        var machine = InjectionProbe.StateMachine()
+        machine.register(Service.self, lifetime: .scoped)
+        guard case .build(let build?, _) = machine.claim(Service.self) else { Issue.record("no build"); return }
+        #expect(machine.claim(Service.self) == .wait)
+        let changes = machine.reset()
+        #expect(changes.abandoned == 1, "the build had a waiter")
+        #expect(machine.epoch == 1)
+        #expect(!machine.isBuilding(build), "waiters stop waiting for an abandoned build")
+        #expect(machine.complete(Service.self, build: build) == (cached: false, wakes: true))
+        guard case .build(let fresh?, _) = machine.claim(Service.self) else { Issue.record("the new epoch must build anew"); return }
+        #expect(machine.complete(Service.self, build: fresh).cached)
+    }
+
+    @Test("a nested build of a resolution that started before a reset is not cached either")
+    func nestedBuildKeepsItsResolutionsEpoch() {
+        var machine = InjectionProbe.StateMachine()
+        machine.register(Service.self, lifetime: .scoped)
+        _ = machine.reset()
+        // The resolution that asks started in epoch 0; the container is in epoch 1.
+        guard case .build(let build?, _) = machine.claim(Service.self, inheritedEpoch: 0) else { Issue.record("no build"); return }
+        #expect(!machine.complete(Service.self, build: build).cached)
+    }
+
+    @Test("a singleton build survives a reset and its instance survives the next one")
+    func singletonAcrossReset() {
+        var machine = InjectionProbe.StateMachine()
+        machine.register(Service.self, lifetime: .singleton)
+        guard case .build(let build?, _) = machine.claim(Service.self) else { Issue.record("no build"); return }
+        _ = machine.reset()
+        #expect(machine.complete(Service.self, build: build).cached)
+        #expect(machine.reset().evicted == 0)
+        #expect(machine.claim(Service.self) == .cached)
+    }
+
+    @Test("a build of a registration replaced meanwhile caches nothing")
+    func replacedWhileBuilding() {
+        var machine = InjectionProbe.StateMachine()
+        machine.register(Service.self, lifetime: .scoped)
+        guard case .build(let build?, _) = machine.claim(Service.self) else { Issue.record("no build"); return }
+        machine.register(Service.self, lifetime: .scoped)
+        #expect(!machine.complete(Service.self, build: build).cached)
+        guard case .build = machine.claim(Service.self) else { Issue.record("the new registration must build"); return }
+    }
+
+    @Test("a reset visits only what the epoch used, and unregistering takes a key off its list")
+    func resetVisitsOnlyWhatWasUsed() {
+        var machine = InjectionProbe.StateMachine()
+        machine.register(Service.self, lifetime: .scoped)
+        machine.register(Other.self, lifetime: .scoped)
+        machine.register(Third.self, lifetime: .singleton)
+        for type in [Service.self, Other.self, Third.self] as [Any.Type] {
+            guard case .build(let build?, _) = machine.claim(type) else { Issue.record("no build"); return }
+            _ = machine.complete(type, build: build)
+        }
+        #expect(machine.resettableCount == 2, "singletons are never listed")
+        #expect(machine.unregister(Other.self).evicted == 1)
+        #expect(machine.resettableCount == 1)
+        #expect(machine.reset() == .init(evicted: 1, abandoned: 0, threadCacheKeys: 0))
+        #expect(machine.resettableCount == 0)
+    }
+
+    @Test("a change evicts from thread caches only the keys a thread cached")
+    func threadCacheKeysOnlyWhenCached() {
+        var machine = InjectionProbe.StateMachine()
+        machine.register(Service.self, lifetime: .scoped)
+        machine.register(Other.self, lifetime: .scoped)
+        for type in [Service.self, Other.self] as [Any.Type] {
+            guard case .build(let build?, _) = machine.claim(type) else { Issue.record("no build"); return }
+            _ = machine.complete(type, build: build)
+        }
+        machine.noteInThreadCache(Service.self)
+        #expect(machine.reset() == .init(evicted: 2, abandoned: 0, threadCacheKeys: 1))
+        #expect(machine.register(Service.self, lifetime: .scoped).threadCacheKeys == 0, "the reset already evicted it")
+    }
+
+    @Test("a transient never makes a build, and may run from a thread's cache once its edges are recorded")
+    func transient() {
+        var machine = InjectionProbe.StateMachine()
+        machine.register(Service.self, lifetime: .transient)
+        #expect(machine.claim(Service.self) == .build(nil, cacheable: false))
+        #expect(machine.complete(Service.self, build: nil) == (cached: false, wakes: false))
+        #expect(machine.claim(Service.self) == .build(nil, cacheable: true))
+        #expect(machine.resettableCount == 0)
+    }
+
+    @Test("a cycle is reported only when the instance is not there to take")
+    func cycle() {
+        var machine = InjectionProbe.StateMachine()
+        machine.register(Service.self, lifetime: .scoped)
+        #expect(machine.claim(Service.self, isInChain: true) == .cycle)
+        guard case .build(let build?, _) = machine.claim(Service.self) else { Issue.record("no build"); return }
+        _ = machine.complete(Service.self, build: build)
+        #expect(machine.claim(Service.self, isInChain: true) == .cached)
+    }
+
+    @Test("main-actor factories: a synchronous claim off the main actor fails, an async one hops, the main actor builds")
+    func mainActor() {
+        var machine = InjectionProbe.StateMachine()
+        machine.register(Service.self, lifetime: .scoped, isolation: .mainActor)
+        #expect(machine.claim(Service.self) == .wrongIsolation)
+        #expect(machine.claim(Service.self, isAsync: true) == .hop)
+        guard case .build(_?, _) = machine.claim(Service.self, onMainActor: true) else { Issue.record("no build"); return }
+    }
+
+    @Test("async factories: a synchronous claim fails with asyncFactory, an async one builds")
+    func asyncFactory() {
+        var machine = InjectionProbe.StateMachine()
+        machine.register(Service.self, lifetime: .scoped, isolation: .async)
+        #expect(machine.claim(Service.self) == .asyncFactory)
+        guard case .build(_?, _) = machine.claim(Service.self, isAsync: true) else { Issue.record("no build"); return }
+        #expect(machine.claim(Service.self) == .asyncFactory, "a synchronous resolve never waits for async work")
+    }
+}
