@@ -23,7 +23,7 @@ extension InjectionContainer {
         factory: @escaping @MainActor @Sendable () throws -> Value,
         postConstruction: (@Sendable (Value) throws -> Void)? = nil
     ) {
-        register(Registration(AnyType(type), lifetime: lifetime, mainActorFactory: factory, postConstruction: postConstruction), file: file)
+        register(Registration(AnyType(type), lifetime: lifetime, file: file, mainActorFactory: factory, postConstruction: postConstruction))
     }
 
     /// Registers an `async` factory: built by ``resolveAsync(_:)`` or ``prepare(_:)``.
@@ -44,7 +44,7 @@ extension InjectionContainer {
         file: StaticString = #fileID,
         factory: @escaping @Sendable () async throws -> Value
     ) {
-        register(Registration(AnyType(type), lifetime: lifetime, asyncFactory: factory), file: file)
+        register(Registration(AnyType(type), lifetime: lifetime, file: file, asyncFactory: factory))
     }
 
     /// Registers a main-actor factory for the typed key `Key`; see ``register(_:lifetime:isolation:factory:postConstruction:)``.
@@ -56,7 +56,7 @@ extension InjectionContainer {
         factory: @escaping @MainActor @Sendable () throws -> Key.Value,
         postConstruction: (@Sendable (Key.Value) throws -> Void)? = nil
     ) {
-        register(Registration(AnyType(key: key), lifetime: lifetime, mainActorFactory: factory, postConstruction: postConstruction), file: file)
+        register(Registration(AnyType(key: key), lifetime: lifetime, file: file, mainActorFactory: factory, postConstruction: postConstruction))
     }
 
     /// Registers an `async` factory for the typed key `Key`; see ``register(_:lifetime:factory:)``.
@@ -66,7 +66,7 @@ extension InjectionContainer {
         file: StaticString = #fileID,
         factory: @escaping @Sendable () async throws -> Key.Value
     ) {
-        register(Registration(AnyType(key: key), lifetime: lifetime, asyncFactory: factory), file: file)
+        register(Registration(AnyType(key: key), lifetime: lifetime, file: file, asyncFactory: factory))
     }
 
     /// Returns the instance registered for `type`, running async factories and hopping to the main

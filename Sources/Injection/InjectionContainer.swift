@@ -38,7 +38,7 @@ public final class InjectionContainer: @unchecked Sendable {
     /// Creates an empty container.
     public init() {
         verification = nil
-        names = TypeNames()
+        names = TypeNames(state)
     }
 
     deinit {
@@ -62,7 +62,7 @@ public final class InjectionContainer: @unchecked Sendable {
 
     init(copying other: InjectionContainer, verification: Verification?) {
         self.verification = verification
-        names = TypeNames(copying: other.names)
+        names = TypeNames(state)
         let registrations = other.state.withLock { $0.registrations }
         state.withLock { $0 = ContainerState(registrations: registrations) }
     }
@@ -103,7 +103,7 @@ public final class InjectionContainer: @unchecked Sendable {
         factory: @escaping @Sendable () throws -> Value,
         postConstruction: (@Sendable (Value) throws -> Void)? = nil
     ) {
-        register(Registration(AnyType(type), lifetime: lifetime, factory: factory, postConstruction: postConstruction), file: file)
+        register(Registration(AnyType(type), lifetime: lifetime, file: file, factory: factory, postConstruction: postConstruction))
     }
 
     /// Registers the factory for the typed key `Key`: one of several instances of `Key.Value`.
@@ -122,7 +122,7 @@ public final class InjectionContainer: @unchecked Sendable {
         factory: @escaping @Sendable () throws -> Key.Value,
         postConstruction: (@Sendable (Key.Value) throws -> Void)? = nil
     ) {
-        register(Registration(AnyType(key: key), lifetime: lifetime, factory: factory, postConstruction: postConstruction), file: file)
+        register(Registration(AnyType(key: key), lifetime: lifetime, file: file, factory: factory, postConstruction: postConstruction))
     }
 
     /// Removes the registration of `type` and its cached instance.
@@ -259,8 +259,7 @@ public final class InjectionContainer: @unchecked Sendable {
         return state.withLock { $0.slots[key] != nil }
     }
 
-    func register(_ registration: Registration, file: StaticString) {
-        names.noteRegistered(registration.type.type, file: file)
+    func register(_ registration: Registration) {
         let key = registration.type.id
         if let transaction = openTransaction(), transaction.record(.register(key, registration)) { return }
         apply { $0.replace(key, with: registration) }

@@ -43,6 +43,8 @@ struct ContainerState {
     private(set) var slots: [TypeID: Slot] = [:]
     /// Bumped by every reset. A build whose resolution started in an older epoch is never cached.
     private(set) var epoch: UInt64 = 0
+    /// Bumped by every change of a registration: what the type names are worked out from.
+    private(set) var generation: UInt64 = 0
     /// The keys of the non-singleton slots that held an instance or a build since the last reset: all a
     /// reset visits, however many types are registered. A key leaves it when its slot is replaced.
     private var resettable: [TypeID] = []
@@ -217,6 +219,7 @@ struct ContainerState {
     /// registration had built. A build in progress of the old one finishes but caches nothing.
     mutating func replace(_ key: TypeID, with registration: Registration?) -> Evictions {
         var evictions = Evictions()
+        generation &+= 1
         if let old = registration.map({ slots.updateValue(Slot($0), forKey: key) }) ?? slots.removeValue(forKey: key) {
             if let index = old.resettableIndex { unlistResettable(at: index) }
             evictions.empty(old, key: key)

@@ -138,6 +138,8 @@ final class Registration: @unchecked Sendable {  // Immutable.
     let type: AnyType
     /// The type of the values made: `Value` of the generic initializer.
     let valueType: Any.Type
+    /// The file that registered it: messages and the graph name it for a `private` type.
+    let file: StaticString
     let lifetime: InjectionLifetime
     let factory: Factory
     /// Runs the `postConstruction` closure on a built value.
@@ -149,11 +151,12 @@ final class Registration: @unchecked Sendable {  // Immutable.
     /// alive as long as this registration. `nil` for main-actor and async factories.
     let factoryWords: UnsafeMutableRawPointer?
 
-    private init(_ type: AnyType, _ valueType: Any.Type, _ lifetime: InjectionLifetime, _ factory: Factory,
+    private init(_ type: AnyType, _ valueType: Any.Type, _ lifetime: InjectionLifetime, _ file: StaticString, _ factory: Factory,
                  _ postConstruct: (@Sendable (UnsafeRawPointer) throws -> Void)?, factoryWords: UnsafeMutableRawPointer? = nil) {
         self.factoryWords = factoryWords
         self.type = type
         self.valueType = valueType
+        self.file = file
         self.lifetime = lifetime
         self.factory = factory
         self.postConstruct = postConstruct
@@ -161,7 +164,7 @@ final class Registration: @unchecked Sendable {  // Immutable.
 
     /// A synchronous factory that runs wherever it is resolved.
     convenience init<Value>(
-        _ type: AnyType, lifetime: InjectionLifetime, factory: @escaping @Sendable () throws -> Value,
+        _ type: AnyType, lifetime: InjectionLifetime, file: StaticString, factory: @escaping @Sendable () throws -> Value,
         postConstruction: (@Sendable (Value) throws -> Void)?
     ) {
         let bits = UnsafeMutableRawPointer.allocate(byteCount: 2 * MemoryLayout<UInt>.size, alignment: MemoryLayout<UInt>.alignment)
@@ -169,14 +172,14 @@ final class Registration: @unchecked Sendable {  // Immutable.
             precondition(words.count == 2 * MemoryLayout<UInt>.size, "Injection: a closure is a function and a context")
             bits.copyMemory(from: words.baseAddress!, byteCount: words.count)
         }
-        self.init(type, Value.self, lifetime, .sync({ try $0.initializeMemory(as: Value.self, to: factory()) }),
+        self.init(type, Value.self, lifetime, file, .sync({ try $0.initializeMemory(as: Value.self, to: factory()) }),
                   Self.postConstruct(postConstruction), factoryWords: bits)
     }
 
     /// A synchronous factory isolated to the main actor: runs right away on the main thread, refuses
     /// other threads with a clear error, and `resolveAsync` hops to the main actor for it.
     convenience init<Value>(
-        _ type: AnyType, lifetime: InjectionLifetime, mainActorFactory: @escaping @MainActor @Sendable () throws -> Value,
+        _ type: AnyType, lifetime: InjectionLifetime, file: StaticString, mainActorFactory: @escaping @MainActor @Sendable () throws -> Value,
         postConstruction: (@Sendable (Value) throws -> Void)?
     ) {
         // Runs only after a claim saw a main-actor caller; the value stays on the main actor here.
@@ -184,16 +187,16 @@ final class Registration: @unchecked Sendable {  // Immutable.
             let value = try MainActor.assumeIsolated { Unchecked(try mainActorFactory()) }.value
             storage.initializeMemory(as: Value.self, to: value)
         }
-        self.init(type, Value.self, lifetime, .mainActor(make), Self.postConstruct(postConstruction))
+        self.init(type, Value.self, lifetime, file, .mainActor(make), Self.postConstruct(postConstruction))
     }
 
     /// An async factory: only `resolveAsync` and `prepare` run it.
-    convenience init<Value>(_ type: AnyType, lifetime: InjectionLifetime, asyncFactory: @escaping @Sendable () async throws -> Value) {
+    convenience init<Value>(_ type: AnyType, lifetime: InjectionLifetime, file: StaticString, asyncFactory: @escaping @Sendable () async throws -> Value) {
         let make: MakeAsync = { storage in
             let value = try await asyncFactory()
             storage.initializeMemory(as: Value.self, to: value)
         }
-        self.init(type, Value.self, lifetime, .async(make), nil)
+        self.init(type, Value.self, lifetime, file, .async(make), nil)
     }
 
     deinit { factoryWords?.deallocate() }

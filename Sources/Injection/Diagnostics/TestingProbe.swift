@@ -135,9 +135,9 @@ extension InjectionProbe {
         @discardableResult
         public mutating func register(_ type: Any.Type, lifetime: InjectionLifetime, isolation: Isolation = .none) -> Changes {
             let registration = switch isolation {
-            case .none: Registration(AnyType(type), lifetime: lifetime, factory: { Instance() }, postConstruction: nil)
-            case .mainActor: Registration(AnyType(type), lifetime: lifetime, mainActorFactory: { Instance() }, postConstruction: nil)
-            case .async: Registration(AnyType(type), lifetime: lifetime, asyncFactory: { Instance() })
+            case .none: Registration(AnyType(type), lifetime: lifetime, file: #fileID, factory: { Instance() }, postConstruction: nil)
+            case .mainActor: Registration(AnyType(type), lifetime: lifetime, file: #fileID, mainActorFactory: { Instance() }, postConstruction: nil)
+            case .async: Registration(AnyType(type), lifetime: lifetime, file: #fileID, asyncFactory: { Instance() })
             }
             registrations[AnyType(type).id] = registration
             return Self.changes(state.replace(AnyType(type).id, with: registration))

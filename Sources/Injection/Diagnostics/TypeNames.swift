@@ -5,26 +5,25 @@
 /// name. A `private` or `fileprivate` type, which the runtime places in an "unknown context at $address",
 /// is named without that address; if it still shares its name with another registered type, the file
 /// that registered it tells them apart (`App.Cache (private, registered in App/Store.swift)`).
-/// Registering only remembers the type and file; names are worked out when a message or graph needs them.
-final class TypeNames: @unchecked Sendable {  // Its state: under `lock`.
-    private let lock = Lock()
-    private var registered: [ObjectIdentifier: (type: Any.Type, file: StaticString)] = [:]
-    /// Short name → the qualified names of registered types with it; `nil` after a new registration.
-    private var qualifiedNames: [String: [String]]?
-
-    init() {}
-
-    init(copying other: TypeNames) {
-        registered = other.lock.withLock { other.registered }
+/// The names are worked out from the container's registrations when a message or graph needs them, and
+/// kept until the registrations change: registering costs nothing here.
+final class TypeNames: @unchecked Sendable {  // `cache`: under `lock`.
+    private struct Cache {
+        /// The registrations' ``ContainerState/generation`` these names were worked out for.
+        var generation: UInt64
+        /// Short name → the qualified names of the registered types with it.
+        var qualifiedNames: [String: [String]]
+        /// The file that registered each type.
+        var files: [ObjectIdentifier: StaticString]
     }
 
-    /// Remembers a registered type and the file that registered it, so a later type with the same short
-    /// name is told apart.
-    func noteRegistered(_ type: Any.Type, file: StaticString) {
-        lock.withLock {
-            // A new type invalidates the names; the same type again (a re-registration) does not.
-            if registered.updateValue((type, file), forKey: ObjectIdentifier(type)) == nil { qualifiedNames = nil }
-        }
+    private let state: LockedState<ContainerState>
+    private let lock = Lock()
+    private var cache: Cache?
+
+    /// The names of the types registered in `state`.
+    init(_ state: LockedState<ContainerState>) {
+        self.state = state
     }
 
     /// The readable name of `type`.
@@ -33,20 +32,32 @@ final class TypeNames: @unchecked Sendable {  // Its state: under `lock`.
     /// The readable name of `type`.
     func name(of type: Any.Type) -> String {
         let short = Self.readable(String(describing: type)), qualified = Self.readable(String(reflecting: type))
-        let (others, file) = lock.withLock { () -> ([String], String?) in
-            if qualifiedNames == nil {
-                var names: [String: [String]] = [:]
-                for (type, _) in registered.values {
-                    names[Self.readable(String(describing: type)), default: []].append(Self.readable(String(reflecting: type)))
-                }
-                qualifiedNames = names
-            }
-            return (qualifiedNames![short] ?? [], registered[ObjectIdentifier(type)].map { "\($0.file)" })
-        }
+        let cache = current()
+        let others = cache.qualifiedNames[short] ?? [], file = cache.files[ObjectIdentifier(type)].map { "\($0)" }
         // Another type with the same readable qualified name: two private types, in different files.
         let twins = others.filter { $0 == qualified }.count - (file == nil ? 0 : 1)
         if twins > 0 { return qualified + " (private, registered in \(file ?? "no file: not registered"))" }
         return Set(others + [qualified]).count > 1 ? qualified : short
+    }
+
+    /// The names for the current registrations. Takes the container's lock, then (never inside it) its own.
+    private func current() -> Cache {
+        let known = lock.withLock { cache }
+        let (generation, registrations) = state.withLock { state in
+            (state.generation, known?.generation == state.generation ? nil : Array(state.registrations.values))
+        }
+        if let known, registrations == nil { return known }
+        var files: [ObjectIdentifier: StaticString] = [:]
+        var names: [String: [String]] = [:]
+        for registration in registrations ?? [] {
+            // A class registered both as itself and as a key is one type.
+            guard files.updateValue(registration.file, forKey: ObjectIdentifier(registration.type.type)) == nil else { continue }
+            names[Self.readable(String(describing: registration.type.type)), default: []]
+                .append(Self.readable(String(reflecting: registration.type.type)))
+        }
+        let fresh = Cache(generation: generation, qualifiedNames: names, files: files)
+        lock.withLock { cache = fresh }
+        return fresh
     }
 
     /// Whether `type` is `private` or `fileprivate` (or local), so its name can be written only where it is declared.
