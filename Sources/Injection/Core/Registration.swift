@@ -144,15 +144,16 @@ final class Registration: @unchecked Sendable {  // Immutable.
     let factory: Factory
     /// Runs the `postConstruction` closure on a built value.
     let postConstruct: (@Sendable (UnsafeRawPointer) throws -> Void)?
-    /// A plain factory's own closure, `@Sendable () throws -> Value`: its two words (a function and its
-    /// context) in memory of their own, for the transient fast path, which calls it typed with no
-    /// allocation and no metadata lookup (writing the value through a temporary buffer of a generic type
-    /// costs a lookup per call). Not retained: ``factory`` captures the closure, which keeps its context
-    /// alive as long as this registration. `nil` for main-actor and async factories.
-    let factoryWords: UnsafeMutableRawPointer?
+    /// A plain factory's own closure, `@Sendable () throws -> Value`, as its two words (a function and
+    /// its context), for the transient fast path: ``typedFactory(as:)`` calls it with no allocation and
+    /// no metadata lookup (writing the value through a temporary buffer of a generic type costs a lookup
+    /// per call). Not retained: ``factory`` captures the same closure, which keeps the context alive as
+    /// long as this registration. `nil` for main-actor and async factories.
+    private let factoryWords: (function: UnsafeRawPointer?, context: UnsafeRawPointer?)
 
     private init(_ type: AnyType, _ valueType: Any.Type, _ lifetime: InjectionLifetime, _ file: StaticString, _ factory: Factory,
-                 _ postConstruct: (@Sendable (UnsafeRawPointer) throws -> Void)?, factoryWords: UnsafeMutableRawPointer? = nil) {
+                 _ postConstruct: (@Sendable (UnsafeRawPointer) throws -> Void)?,
+                 factoryWords: (UnsafeRawPointer?, UnsafeRawPointer?) = (nil, nil)) {
         self.factoryWords = factoryWords
         self.type = type
         self.valueType = valueType
@@ -167,13 +168,9 @@ final class Registration: @unchecked Sendable {  // Immutable.
         _ type: AnyType, lifetime: InjectionLifetime, file: StaticString, factory: @escaping @Sendable () throws -> Value,
         postConstruction: (@Sendable (Value) throws -> Void)?
     ) {
-        let bits = UnsafeMutableRawPointer.allocate(byteCount: 2 * MemoryLayout<UInt>.size, alignment: MemoryLayout<UInt>.alignment)
-        withUnsafeBytes(of: factory) { words in
-            precondition(words.count == 2 * MemoryLayout<UInt>.size, "Injection: a closure is a function and a context")
-            bits.copyMemory(from: words.baseAddress!, byteCount: words.count)
-        }
+        let words = unsafeBitCast(factory, to: (UnsafeRawPointer?, UnsafeRawPointer?).self)
         self.init(type, Value.self, lifetime, file, .sync({ try $0.initializeMemory(as: Value.self, to: factory()) }),
-                  Self.postConstruct(postConstruction), factoryWords: bits)
+                  Self.postConstruct(postConstruction), factoryWords: words)
     }
 
     /// A synchronous factory isolated to the main actor: runs right away on the main thread, refuses
@@ -199,13 +196,18 @@ final class Registration: @unchecked Sendable {  // Immutable.
         self.init(type, Value.self, lifetime, file, .async(make), nil)
     }
 
-    deinit { factoryWords?.deallocate() }
-
     private static func postConstruct<Value>(
         _ closure: (@Sendable (Value) throws -> Void)?
     ) -> (@Sendable (UnsafeRawPointer) throws -> Void)? {
         guard let closure else { return nil }
         return { storage in try closure(storage.assumingMemoryBound(to: Value.self).pointee) }
+    }
+
+    /// The plain factory, typed: `Value` must be ``valueType``, and the factory plain (not main-actor,
+    /// not async).
+    @inline(__always)
+    func typedFactory<Value>(as _: Value.Type) -> @Sendable () throws -> Value {
+        unsafeBitCast(factoryWords, to: (@Sendable () throws -> Value).self)
     }
 
     var isMainActor: Bool { if case .mainActor = factory { true } else { false } }

@@ -72,7 +72,7 @@ extension InjectionContainer {
     private func runTransient<Value>(
         _ pinned: Unmanaged<Registration>, as _: Value.Type, binding: Binding?, thread: Unmanaged<ThreadState>
     ) throws(InjectionError) -> Value {
-        let (type, factory) = pinned._withUnsafeGuaranteedRef { ($0.type, $0.factoryWords.unsafelyUnwrapped) }
+        let type = pinned._withUnsafeGuaranteedRef { $0.type }
         try checkStack(thread._withUnsafeGuaranteedRef { $0.stackLimit }, resolving: type, parent: binding?.frame)
         let frame = Frame(
             container: ObjectIdentifier(self), key: type.id, type: type, epoch: epoch, parent: binding?.frame,
@@ -82,7 +82,7 @@ extension InjectionContainer {
         // it triggers must not resolve as if this factory had.
         let value: Value
         do {
-            value = try factory.assumingMemoryBound(to: (@Sendable () throws -> Value).self).pointee()
+            value = try pinned._withUnsafeGuaranteedRef { $0.typedFactory(as: Value.self) }()
         } catch let error as InjectionError {
             _ = thread._withUnsafeGuaranteedRef { $0.pop(pointer, restoring: outer) }?.drain()
             throw error
