@@ -256,7 +256,7 @@ public final class InjectionContainer: @unchecked Sendable {
     func isRegistered(_ requested: AnyType) -> Bool {
         let key = requested.id
         if let transaction = openTransaction(), let decided = transaction.registration(for: key) { return decided }
-        return state.withLock { $0.slots[key] != nil }
+        return state.withLock { $0.registrations[key] != nil }
     }
 
     func register(_ registration: Registration) {

@@ -1,37 +1,3 @@
-/// A container's entry for one key: part of ``ContainerState``, reachable only through it.
-final class Slot {
-    let registration: Registration
-    /// The cached instance for `.scoped` and `.singleton`.
-    var cached: Box?
-    /// The shared instance for `.weak`, while anyone holds it.
-    var weakInstance: WeakReference?
-    /// The build in progress, which other resolutions of this key wait for.
-    var build: Build?
-    /// Where the key is in ``ContainerState``'s resettable list, if it is listed.
-    var resettableIndex: Int?
-    /// Whether the next run of the factory records what it resolves, for the graph. Edges are recorded
-    /// once per slot (and by `verify()`), so a factory that runs again costs nothing extra.
-    var recordsEdges = true
-    /// Whether some thread's cache may hold an entry for this key, which a change must evict.
-    var isInThreadCaches = false
-    /// Whether instances of a dynamic type conform to `InjectionDisposable`, for the last type seen:
-    /// the dynamic cast costs far more than the comparison, and every eviction asks.
-    var disposableType: ObjectIdentifier?
-    var isDisposableType = false
-
-    init(_ registration: Registration) { self.registration = registration }
-
-    /// Whether `instance` should be told it was evicted.
-    func isDisposable(_ instance: Box) -> Bool {
-        let type = instance.dynamicType
-        if disposableType != type {
-            disposableType = type
-            isDisposableType = instance.disposable != nil
-        }
-        return isDisposableType
-    }
-}
-
 /// A container's state and every rule that changes it, as events that return what to do next.
 ///
 /// A pure state machine, in the shape of swift-async-algorithms' `…StateMachine` types: it runs no
@@ -40,23 +6,23 @@ final class Slot {
 /// the ones that must not be seen half-done under the lock (evicting thread caches, finishing builds in
 /// the wait-for graph), the rest (waking tasks, `dispose()`, releasing instances) after unlocking.
 struct ContainerState {
-    private(set) var slots: [TypeID: Slot] = [:]
+    /// The registrations by key; each holds what the container built for it.
+    private(set) var registrations: [TypeID: Registration] = [:]
     /// Bumped by every reset. A build whose resolution started in an older epoch is never cached.
     private(set) var epoch: UInt64 = 0
     /// Bumped by every change of a registration: what the type names are worked out from.
     private(set) var generation: UInt64 = 0
-    /// The keys of the non-singleton slots that held an instance or a build since the last reset: all a
-    /// reset visits, however many types are registered. A key leaves it when its slot is replaced.
+    /// The keys of the non-singleton registrations that held an instance or a build since the last reset: all a
+    /// reset visits, however many types are registered. A key leaves it when its registration is replaced.
     private var resettable: [TypeID] = []
 
     init() {}
 
     /// A state with `registrations` and nothing built.
     init(registrations: [TypeID: Registration]) {
-        slots = registrations.mapValues(Slot.init)
+        self.registrations = registrations.mapValues { $0.copy() }
     }
 
-    var registrations: [TypeID: Registration] { slots.mapValues(\.registration) }
 
     // MARK: - Resolving
 
@@ -89,22 +55,21 @@ struct ContainerState {
         _ key: TypeID, in container: ObjectIdentifier, isAsync: Bool, isInChain: Bool, inheritedEpoch: UInt64?,
         isOnMainActor: () -> Bool, owner: () -> Resolution
     ) -> Claim {
-        guard let slot = slots[key] else { return .fail(.notRegistered) }
-        if let instance = slot.cached { return .cached(instance, cacheable: true) }
-        let registration = slot.registration
-        if let object = slot.weakInstance?.object {
+        guard let registration = registrations[key] else { return .fail(.notRegistered) }
+        if let instance = registration.cached { return .cached(instance, cacheable: true) }
+        if let object = registration.weakInstance?.object {
             return .cached(Box.holding(object, as: registration.valueType), cacheable: false)
         }
         if isInChain { return .fail(.cycle) }
         if registration.isMainActor && !isOnMainActor() { return isAsync ? .hop : .fail(.wrongIsolation) }
         // Never block a thread on async work: a synchronous resolve cannot build or wait for it.
         if registration.isAsync && !isAsync { return .fail(.asyncFactory) }
-        if registration.lifetime != .transient, let build = slot.build {
+        if registration.lifetime != .transient, let build = registration.build {
             build.hasWaiters = true
             return .wait(build)
         }
         let epoch = inheritedEpoch ?? self.epoch
-        let recordsEdges = slot.recordsEdges && !isAsync
+        let recordsEdges = registration.recordsEdges && !isAsync
         guard registration.lifetime != .transient else {
             // A factory whose edges are known, and which has nothing to run after it, may run from the
             // thread's cache without this lock.
@@ -112,8 +77,8 @@ struct ContainerState {
             return .build(registration, nil, recordsEdges: recordsEdges, epoch: epoch, cacheable: cacheable)
         }
         let build = Build(owner: owner(), container: container, key: key, registration: registration, epoch: epoch)
-        slot.build = build
-        listResettable(key, slot)
+        registration.build = build
+        listResettable(key, registration)
         return .build(registration, build, recordsEdges: recordsEdges, epoch: epoch, cacheable: false)
     }
 
@@ -131,7 +96,7 @@ struct ContainerState {
 
     /// Ends a run of `registration`'s factory for `key` that made `instance` (`nil` if it failed), under
     /// `build` for a cached lifetime. The instance is cached only if the build is still current: its
-    /// slot was not replaced, and (but for a singleton) no reset happened since its resolution started.
+    /// registration was not replaced, and (but for a singleton) no reset happened since its resolution started.
     mutating func complete(
         _ key: TypeID, _ registration: Registration, build: Build?, instance: Box?, recordedEdges: Bool
     ) -> Completion {
@@ -140,31 +105,31 @@ struct ContainerState {
             completion.wakes = true
             swap(&completion.waiters, &build!.asyncWaiters)
         }
-        guard let slot = slots[key], slot.registration === registration else { return completion }
-        if instance != nil && recordedEdges { slot.recordsEdges = false }
+        guard let current = registrations[key], current === registration else { return completion }
+        if instance != nil && recordedEdges { registration.recordsEdges = false }
         guard let build else { return completion }
-        if slot.build === build { slot.build = nil }
+        if registration.build === build { registration.build = nil }
         if let instance, registration.lifetime == .singleton || build.epoch == epoch {
             if registration.lifetime == .weak {
-                slot.weakInstance = instance.object.map { WeakReference($0, type: registration.type) }
+                registration.weakInstance = instance.object.map { WeakReference($0, type: registration.type) }
             } else {
-                slot.cached = instance
+                registration.cached = instance
                 completion.cached = true
             }
             completion.stored = true
-            listResettable(key, slot)
+            listResettable(key, registration)
         }
         return completion
     }
 
     /// Whether `build` is still in progress (a waiter keeps waiting) or was finished or abandoned.
     func isBuilding(_ build: Build) -> Bool {
-        slots[build.key]?.build === build
+        registrations[build.key]?.build === build
     }
 
     /// Notes that the calling thread's cache now holds an entry for `key`.
     mutating func noteInThreadCaches(_ key: TypeID) {
-        slots[key]?.isInThreadCaches = true
+        registrations[key]?.isInThreadCaches = true
     }
 
     // MARK: - Changing
@@ -187,17 +152,17 @@ struct ContainerState {
         /// Objects to release after unlocking: releasing can run a `deinit`.
         var released: [AnyObject] = []
 
-        /// Takes what `slot` holds out of it.
-        fileprivate mutating func empty(_ slot: Slot, key: TypeID) {
-            if let instance = slot.cached {
-                instances.append(Evicted(instance: instance, type: slot.registration.type, isDisposable: slot.isDisposable(instance)))
+        /// Takes what `registration` holds out of it.
+        fileprivate mutating func empty(_ registration: Registration, key: TypeID) {
+            if let instance = registration.cached {
+                instances.append(Evicted(instance: instance, type: registration.type, isDisposable: registration.isDisposable(instance)))
             }
-            slot.cached = nil
-            slot.weakInstance = nil
-            if let build = slot.build, build.hasWaiters { abandoned.append(build) }
-            slot.build = nil
-            if slot.isInThreadCaches { threadCacheKeys.append(key) }
-            slot.isInThreadCaches = false
+            registration.cached = nil
+            registration.weakInstance = nil
+            if let build = registration.build, build.hasWaiters { abandoned.append(build) }
+            registration.build = nil
+            if registration.isInThreadCaches { threadCacheKeys.append(key) }
+            registration.isInThreadCaches = false
         }
     }
 
@@ -207,9 +172,9 @@ struct ContainerState {
         epoch &+= 1
         var evictions = Evictions()
         for key in resettable {
-            let slot = slots[key]!
-            slot.resettableIndex = nil
-            evictions.empty(slot, key: key)
+            let registration = registrations[key]!
+            registration.resettableIndex = nil
+            evictions.empty(registration, key: key)
         }
         resettable.removeAll(keepingCapacity: true)
         return evictions
@@ -220,45 +185,45 @@ struct ContainerState {
     mutating func replace(_ key: TypeID, with registration: Registration?) -> Evictions {
         var evictions = Evictions()
         generation &+= 1
-        if let old = registration.map({ slots.updateValue(Slot($0), forKey: key) }) ?? slots.removeValue(forKey: key) {
+        if let old = registration.map({ registrations.updateValue($0, forKey: key) }) ?? registrations.removeValue(forKey: key) {
             if let index = old.resettableIndex { unlistResettable(at: index) }
             evictions.empty(old, key: key)
-            evictions.released.append(old.registration)
+            evictions.released.append(old)
         }
         return evictions
     }
 
-    /// Takes `instance` out of `key`'s slot if it is still there: its `postConstruction`, or one in
+    /// Takes `instance` out of `key`'s registration if it is still there: its `postConstruction`, or one in
     /// its graph, failed.
     mutating func evict(_ instance: Box, of key: TypeID) -> Evictions {
         var evictions = Evictions()
-        guard let slot = slots[key] else { return evictions }
-        if slot.cached === instance { slot.cached = nil }
-        if let object = slot.weakInstance?.object, object === instance.object {
-            slot.weakInstance = nil
+        guard let registration = registrations[key] else { return evictions }
+        if registration.cached === instance { registration.cached = nil }
+        if let object = registration.weakInstance?.object, object === instance.object {
+            registration.weakInstance = nil
         }
-        if slot.isInThreadCaches { evictions.threadCacheKeys.append(key) }
-        slot.isInThreadCaches = false
+        if registration.isInThreadCaches { evictions.threadCacheKeys.append(key) }
+        registration.isInThreadCaches = false
         return evictions
     }
 
     /// Abandons the builds `owner` started: its thread will never finish them (`verify()` parks it).
     /// Returns their keys.
     mutating func abandonBuilds(of owner: Resolution) -> [TypeID] {
-        let keys = slots.compactMap { key, slot in slot.build?.owner === owner ? key : nil }
-        for key in keys { slots[key]!.build = nil }
+        let keys = registrations.compactMap { key, registration in registration.build?.owner === owner ? key : nil }
+        for key in keys { registrations[key]!.build = nil }
         return keys
     }
 
     /// The keys a container's deinit evicts from thread caches.
     var keysInThreadCaches: [TypeID] {
-        slots.compactMap { key, slot in slot.isInThreadCaches ? key : nil }
+        registrations.compactMap { key, registration in registration.isInThreadCaches ? key : nil }
     }
 
-    /// Lists `key`, whose slot is at `index`, for the next reset, unless it is listed or a singleton's.
-    private mutating func listResettable(_ key: TypeID, _ slot: Slot) {
-        guard slot.resettableIndex == nil, slot.registration.lifetime != .singleton else { return }
-        slot.resettableIndex = resettable.count
+    /// Lists `key`, whose registration is at `index`, for the next reset, unless it is listed or a singleton's.
+    private mutating func listResettable(_ key: TypeID, _ registration: Registration) {
+        guard registration.resettableIndex == nil, registration.lifetime != .singleton else { return }
+        registration.resettableIndex = resettable.count
         resettable.append(key)
     }
 
@@ -267,7 +232,7 @@ struct ContainerState {
         let last = resettable.removeLast()
         if index < resettable.count {
             resettable[index] = last
-            slots[last]!.resettableIndex = index
+            registrations[last]!.resettableIndex = index
         }
     }
 

@@ -114,21 +114,24 @@ final class Box: @unchecked Sendable {  // Immutable once made.
     }
 }
 
-/// A registered factory and its lifetime. Immutable, and a new object per `register`, so identity tells
-/// whether a build is still current.
+/// A registered factory and its lifetime, and the container's state for it: its cached instance or
+/// build in progress. A new object per `register`, so identity tells whether a build is still current.
 ///
-/// Not generic: the generic initializers wrap the factory in a closure of one fixed type that writes
-/// the value into memory it is given. One closure serves the typed fast path (a transient built into a
-/// stack buffer) and the boxed slow path, and registering a type instantiates no metadata for it.
-final class Registration: @unchecked Sendable {  // Immutable.
-    /// Writes a new value into memory laid out for ``valueType``.
+/// Not generic: the factory is kept as the two words of its closure and called typed where the type is
+/// known (the transient fast path, and the slow path through ``valueType``), so registering a type
+/// allocates one object and instantiates no metadata for it.
+///
+/// The `let`s are read anywhere; the `var`s belong to ``ContainerState`` and are touched only under the
+/// container's lock.
+final class Registration: @unchecked Sendable {
     typealias Make = @Sendable (UnsafeMutableRawPointer) throws -> Void
     typealias MakeAsync = @Sendable (UnsafeMutableRawPointer) async throws -> Void
 
     enum Factory {
-        /// Runs wherever it is resolved.
-        case sync(Make)
-        /// Runs only on the main actor: claiming it off the main actor fails or hops first.
+        /// Runs wherever it is resolved: the closure in ``plainFactory``.
+        case plain
+        /// Runs only on the main actor: claiming it off the main actor fails or hops first. Writes the
+        /// value into memory laid out for ``valueType``.
         case mainActor(Make)
         /// Runs only in `resolveAsync` and `prepare`; never enters a thread's cache.
         case async(MakeAsync)
@@ -144,40 +147,67 @@ final class Registration: @unchecked Sendable {  // Immutable.
     let factory: Factory
     /// Runs the `postConstruction` closure on a built value.
     let postConstruct: (@Sendable (UnsafeRawPointer) throws -> Void)?
-    /// A plain factory's own closure, `@Sendable () throws -> Value`, as its two words (a function and
-    /// its context), for the transient fast path: ``typedFactory(as:)`` calls it with no allocation and
-    /// no metadata lookup (writing the value through a temporary buffer of a generic type costs a lookup
-    /// per call). Not retained: ``factory`` captures the same closure, which keeps the context alive as
-    /// long as this registration. `nil` for main-actor and async factories.
-    private let factoryWords: (function: UnsafeRawPointer?, context: UnsafeRawPointer?)
+    /// A plain factory's closure, `@Sendable () throws -> Value`, as its two words: a function and its
+    /// context, which this registration retains. ``typedFactory(as:)`` turns them back into the closure.
+    private let plainFactory: (function: UnsafeRawPointer?, context: UnsafeRawPointer?)
 
-    private init(_ type: AnyType, _ valueType: Any.Type, _ lifetime: InjectionLifetime, _ file: StaticString, _ factory: Factory,
-                 _ postConstruct: (@Sendable (UnsafeRawPointer) throws -> Void)?,
-                 factoryWords: (UnsafeRawPointer?, UnsafeRawPointer?) = (nil, nil)) {
-        self.factoryWords = factoryWords
+    // MARK: The container's state (`ContainerState`'s, under the container's lock)
+
+    /// The cached instance for `.scoped` and `.singleton`.
+    var cached: Box?
+    /// The shared instance for `.weak`, while anyone holds it.
+    var weakInstance: WeakReference?
+    /// The build in progress, which other resolutions of this key wait for.
+    var build: Build?
+    /// Where the key is in ``ContainerState``'s resettable list, if it is listed.
+    var resettableIndex: Int?
+    /// Whether the next run of the factory records what it resolves, for the graph. Edges are recorded
+    /// once per registration (and by `verify()`), so a factory that runs again costs nothing extra.
+    var recordsEdges = true
+    /// Whether some thread's cache may hold an entry for this key, which a change must evict.
+    var isInThreadCaches = false
+    /// Whether instances of a dynamic type conform to `InjectionDisposable`, for the last type seen:
+    /// the dynamic cast costs far more than the comparison, and every eviction asks.
+    private var disposableType: ObjectIdentifier?
+    private var isDisposableType = false
+
+    private init(
+        _ type: AnyType, _ valueType: Any.Type, _ lifetime: InjectionLifetime, _ file: StaticString, _ factory: Factory,
+        _ postConstruct: (@Sendable (UnsafeRawPointer) throws -> Void)?,
+        plainFactory: (UnsafeRawPointer?, UnsafeRawPointer?) = (nil, nil)
+    ) {
         self.type = type
         self.valueType = valueType
         self.file = file
         self.lifetime = lifetime
         self.factory = factory
         self.postConstruct = postConstruct
+        self.plainFactory = plainFactory
+        if let context = plainFactory.1 { _ = Unmanaged<AnyObject>.fromOpaque(context).retain() }
+    }
+
+    deinit {
+        if let context = plainFactory.context { Unmanaged<AnyObject>.fromOpaque(context).release() }
     }
 
     /// A synchronous factory that runs wherever it is resolved.
+    ///
+    /// Never specialized: the closure's words must have the same (generic) representation here as where
+    /// ``typedFactory(as:)`` reads them.
+    @_semantics("optimize.sil.specialize.generic.never")
     convenience init<Value>(
         _ type: AnyType, lifetime: InjectionLifetime, file: StaticString, factory: @escaping @Sendable () throws -> Value,
         postConstruction: (@Sendable (Value) throws -> Void)?
     ) {
-        let words = unsafeBitCast(factory, to: (UnsafeRawPointer?, UnsafeRawPointer?).self)
-        self.init(type, Value.self, lifetime, file, .sync({ try $0.initializeMemory(as: Value.self, to: factory()) }),
-                  Self.postConstruct(postConstruction), factoryWords: words)
+        self.init(type, Value.self, lifetime, file, .plain, Self.postConstruct(postConstruction),
+                  plainFactory: unsafeBitCast(factory, to: (UnsafeRawPointer?, UnsafeRawPointer?).self))
     }
 
     /// A synchronous factory isolated to the main actor: runs right away on the main thread, refuses
     /// other threads with a clear error, and `resolveAsync` hops to the main actor for it.
     convenience init<Value>(
-        _ type: AnyType, lifetime: InjectionLifetime, file: StaticString, mainActorFactory: @escaping @MainActor @Sendable () throws -> Value,
-        postConstruction: (@Sendable (Value) throws -> Void)?
+        _ type: AnyType, lifetime: InjectionLifetime, file: StaticString,
+        mainActorFactory: @escaping @MainActor @Sendable () throws -> Value, postConstruction: (@Sendable (Value) throws -> Void)?
     ) {
         // Runs only after a claim saw a main-actor caller; the value stays on the main actor here.
         let make: Make = { storage in
@@ -188,12 +218,19 @@ final class Registration: @unchecked Sendable {  // Immutable.
     }
 
     /// An async factory: only `resolveAsync` and `prepare` run it.
-    convenience init<Value>(_ type: AnyType, lifetime: InjectionLifetime, file: StaticString, asyncFactory: @escaping @Sendable () async throws -> Value) {
+    convenience init<Value>(
+        _ type: AnyType, lifetime: InjectionLifetime, file: StaticString, asyncFactory: @escaping @Sendable () async throws -> Value
+    ) {
         let make: MakeAsync = { storage in
             let value = try await asyncFactory()
             storage.initializeMemory(as: Value.self, to: value)
         }
         self.init(type, Value.self, lifetime, file, .async(make), nil)
+    }
+
+    /// The same registration for another container (`InjectionContainer(copying:)`), with nothing built.
+    func copy() -> Registration {
+        Registration(type, valueType, lifetime, file, factory, postConstruct, plainFactory: plainFactory)
     }
 
     private static func postConstruct<Value>(
@@ -203,11 +240,11 @@ final class Registration: @unchecked Sendable {  // Immutable.
         return { storage in try closure(storage.assumingMemoryBound(to: Value.self).pointee) }
     }
 
-    /// The plain factory, typed: `Value` must be ``valueType``, and the factory plain (not main-actor,
-    /// not async).
+    /// The plain factory's closure. `Value` must be ``valueType`` and the factory ``Factory/plain``.
+    /// Call only where `Value` is generic, never specialized (as where the closure was stored).
     @inline(__always)
     func typedFactory<Value>(as _: Value.Type) -> @Sendable () throws -> Value {
-        unsafeBitCast(factoryWords, to: (@Sendable () throws -> Value).self)
+        unsafeBitCast(plainFactory, to: (@Sendable () throws -> Value).self)
     }
 
     var isMainActor: Bool { if case .mainActor = factory { true } else { false } }
@@ -216,7 +253,16 @@ final class Registration: @unchecked Sendable {  // Immutable.
     /// Runs a synchronous factory (a main-actor one only on the main actor) and boxes its value.
     func makeBox() throws -> Box {
         switch factory {
-        case .sync(let make), .mainActor(let make): try boxing(make)
+        case .plain:
+            func make<Value>(_: Value.Type) throws -> Box { Box(try typedFactory(as: Value.self)()) }
+            return try _openExistential(valueType, do: make)
+        case .mainActor(let make):
+            let storage = Box.allocate(for: valueType)
+            do { try make(storage) } catch {
+                storage.deallocate()
+                throw error
+            }
+            return Box(adopting: storage, type: valueType)
         case .async: preconditionFailure("Injection: an async factory was claimed by a synchronous resolve")
         }
     }
@@ -232,13 +278,14 @@ final class Registration: @unchecked Sendable {  // Immutable.
         return Box(adopting: storage, type: valueType)
     }
 
-    private func boxing(_ make: Make) throws -> Box {
-        let storage = Box.allocate(for: valueType)
-        do { try make(storage) } catch {
-            storage.deallocate()
-            throw error
+    /// Whether `instance` should be told it was evicted. Under the container's lock.
+    func isDisposable(_ instance: Box) -> Bool {
+        let type = instance.dynamicType
+        if disposableType != type {
+            disposableType = type
+            isDisposableType = instance.disposable != nil
         }
-        return Box(adopting: storage, type: valueType)
+        return isDisposableType
     }
 }
 

@@ -68,7 +68,11 @@ extension InjectionContainer {
 
     /// Runs a transient's factory found in this thread's cache: no lock, no box, no allocation, and a
     /// frame on the thread's frame stack. The caller checked the chain for a cycle.
+    ///
+    /// Never specialized: it calls the factory typed through ``Registration/typedFactory(as:)``, whose
+    /// words have the generic representation.
     @inline(never)
+    @_semantics("optimize.sil.specialize.generic.never")
     private func runTransient<Value>(
         _ pinned: Unmanaged<Registration>, as _: Value.Type, binding: Binding?, thread: Unmanaged<ThreadState>
     ) throws(InjectionError) -> Value {

@@ -40,7 +40,7 @@
     /// The object that stands for the registration of `type` in `container` (to watch its lifetime
     /// through a weak reference), or `nil` if `type` is not registered.
     public static func registration(for type: Any.Type, in container: InjectionContainer) -> AnyObject? {
-        container.state.withLock { $0.slots[AnyType(type).id]?.registration }
+        container.state.withLock { $0.registrations[AnyType(type).id] }
     }
 
     /// Whether the calling thread has the library's per-thread state (made by its first resolve).
