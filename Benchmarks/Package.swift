@@ -15,10 +15,18 @@ let package = Package(
     targets: [
         // Heap statistics (glibc mallinfo2) for the memory scenario.
         .target(name: "CMallocStats"),
+        // 2,000 protocol types for the launch scenario (Scripts/generate-launch-types.py), and the seed
+        // design (c2) they are compared with.
+        .target(
+            name: "LaunchTypes",
+            dependencies: [.product(name: "Injection", package: "Injection")],
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny")]
+        ),
         .executableTarget(
             name: "InjectionBenchmarks",
             dependencies: [
                 "CMallocStats",
+                "LaunchTypes",
                 .product(name: "Injection", package: "Injection"),
                 .product(name: "Swinject", package: "Swinject"),
                 .product(name: "Dependencies", package: "swift-dependencies"),

@@ -282,11 +282,14 @@ public final class InjectionContainer: @unchecked Sendable {
         let evictions = state.withLock { state in
             var evictions = change(&state)
             _injection_store_u64(epochWord, state.epoch)
-            for build in evictions.abandoned { WaitGraph.finished(build) }  // No wait may go through them.
+            if !evictions.abandoned.isEmpty {
+                for build in evictions.abandoned { WaitGraph.finished(build) }  // No wait may go through them.
+                self.state.broadcast()  // Their waiters claim again.
+            }
             ThreadState.evict(evictions.threadCacheKeys, of: ObjectIdentifier(self), into: &evictions.released)
-            self.state.broadcast()  // Waiters see the change.
             return evictions
         }
+        guard !evictions.instances.isEmpty else { return }
         for evicted in evictions.instances where evicted.isDisposable {
             evicted.instance.disposable?.dispose()
         }

@@ -23,6 +23,8 @@ struct Report {
     var references: [String: (b: String, c: String)] = [:]
     /// Per scenario: the scenario whose reference rows to use, when not its own.
     var referenceScenario: [String: String] = [:]
+    /// Scenario 8: heap bytes per registration, measured in child processes.
+    var launchMemory: LaunchMemory?
     var memory: [MemoryResult] = []
     var verify: String?
 
@@ -150,6 +152,32 @@ struct Report {
               passes: { $0 < 1.1 })
         ratio("login/logout at least 3x faster than Swinject's resetObjectScope", ">= 3.00x",
               K.login, L.swinject, L.injection, label: "Swinject / Injection", unit: "ns/cycle", passes: { $0 >= 3 })
+        ratio("launch: register (warm registry) per type within 1.0x of (c2)", "<= 1.00x",
+              K.launchRegister, L.injection, L.seed, label: "Injection / (c2)", passes: { $0 <= 1 })
+        ratio("launch: register in a fresh process per type within 1.0x of (c2)", "<= 1.00x",
+              K.launchRegisterFresh, L.injection, L.seed, label: "Injection / (c2)", passes: { $0 <= 1 })
+        ratio("launch: first resolve per type within 1.0x of (c2)", "<= 1.00x",
+              K.launchFirst, L.injection, L.seed, label: "Injection / (c2)", passes: { $0 <= 1 })
+        ratio("launch: steady pass over 2,000 types within 0.5x of (c2)", "<= 0.50x",
+              K.launchSteady, L.injection, L.seed, label: "Injection / (c2)", passes: { $0 <= 0.5 })
+        ratio("launch: reset + first resolves within 1.0x of (c2)", "<= 1.00x",
+              K.launchReset, L.injection, L.seed, label: "Injection / (c2)", passes: { $0 <= 1 })
+        if let launchMemory {
+            let ratio = launchMemory.injection / launchMemory.seed
+            targets.append(Target(
+                name: "memory per registration (registered and resolved once) within 1.5x of (c2)",
+                measured: "Injection / (c2) = \(formatRatio(ratio)) (\(Int(launchMemory.injection)) vs \(Int(launchMemory.seed)) B; "
+                    + "\(Int(launchMemory.injectionSecondPass)) B after a reset and a second pass)",
+                limit: "<= 1.50x", pass: launchMemory.seed > 0 ? ratio <= 1.5 : nil))
+        } else {
+            targets.append(Target(name: "memory per registration within 1.5x of (c2)", measured: "not measured in this run",
+                                  limit: "<= 1.50x", pass: nil))
+        }
+        ratio("container.resolve inside withContainer within 1.2x of Inject()", "<= 1.20x",
+              K.containerResolve, L.containerResolveInScope, L.injectInScope,
+              label: "container.resolve / Inject()", passes: { $0 <= 1.2 })
+        ratio("reset + resolve beside 65,536 unrelated cache entries within 2x of an empty cache", "<= 2.00x",
+              K.resetUnrelated, L.resetBeside, L.resetAlone, label: "65,536 entries / empty", passes: { $0 <= 2 })
         if let injection = memory.first(where: { $0.library == L.injection }) {
             let growth = injection.heapGrowth
             let measured = injection.afterOne.heapInUseBytes < 0
@@ -168,7 +196,7 @@ struct Report {
 
     func printTargets(_ targets: [Target], smoke: Bool) {
         print("")
-        print("Targets (issue 7)\(smoke ? " — SMOKE run: verdicts are meaningless" : ""):")
+        print("Targets (issues 7 and 15)\(smoke ? " — SMOKE run: verdicts are meaningless" : ""):")
         for target in targets {
             let verdict = target.pass.map { $0 ? "PASS" : "FAIL" } ?? "n/a "
             print("\(verdict)  \(target.name): \(target.measured) [target \(target.limit)]")
@@ -202,6 +230,7 @@ struct Report {
             var results: [Row]
             var targets: [Target]
             var memory: [MemoryResult]
+            var launchMemory: LaunchMemory?
             var verify: String?
         }
         let rows = measurements.map { measurement in
@@ -215,7 +244,7 @@ struct Report {
         let document = Document(
             date: environment.date, toolchain: environment.toolchain,
             buildConfiguration: environment.buildConfiguration, machine: environment.machine, runs: options.runs,
-            smoke: options.smoke, filter: options.filter, results: rows, targets: targets, memory: memory,
+            smoke: options.smoke, filter: options.filter, results: rows, targets: targets, memory: memory, launchMemory: launchMemory,
             verify: verify)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
@@ -323,4 +352,11 @@ private func bytes(_ value: Int) -> String {
 
 private func signedBytes(_ value: Int) -> String {
     value > 0 ? "+\(value) B" : "\(value) B"
+}
+
+/// Scenario 8's memory figures: heap bytes per registration, registered and resolved once.
+struct LaunchMemory: Codable, Sendable {
+    var injection: Double
+    var injectionSecondPass: Double
+    var seed: Double
 }

@@ -1,4 +1,5 @@
 import Injection
+import LaunchTypes
 import Swinject
 
 /// The scenarios of issue 7, each a group of rows measured back to back in one process.
@@ -23,6 +24,11 @@ struct Suite {
         static let processWide = "Injection, process-wide"
         static let isolated = "Injection, withContainer"
         static let inFactory = "Injection, inside a factory"
+        static let seed = "(c2) seed: NSRecursiveLock+2 maps"
+        static let injectInScope = "Injection, Inject() in scope"
+        static let containerResolveInScope = "Injection, container.resolve in scope"
+        static let resetAlone = "Injection, reset, empty cache"
+        static let resetBeside = "Injection, reset, 65,536 other entries"
     }
 
     enum Key {
@@ -35,6 +41,14 @@ struct Suite {
         static let resolveOne = "6 resolve-one"
         static let verify = "6 verify"
         static let memory = "7 memory"
+        static let launchRegister = "8 launch-register"
+        static let launchRegisterFresh = "8 launch-register-fresh"
+        static let launchFirst = "8 launch-first-resolve"
+        static let launchSteady = "8 launch-steady"
+        static let launchReset = "8 launch-reset"
+        static let launchMemory = "8 launch-memory"
+        static let containerResolve = "9 container-resolve"
+        static let resetUnrelated = "10 reset-unrelated"
     }
 
     private func wanted(_ key: String, _ title: String) -> Bool {
@@ -132,6 +146,65 @@ struct Suite {
             report.memory.append(memoryAfterCycles(Library.injection, InjectionScenarios.loginLogoutLoop))
             report.memory.append(memoryAfterCycles(Library.swinject, SwinjectScenarios.loginLogoutLoop))
         }
+
+        if wanted("8 launch", "launch: 2,000 protocol types against the seed design (c2)") {
+            runLaunch()
+        }
+
+        if wanted(Key.containerResolve, "container.resolve inside withContainer against Inject()") {
+            let s = Key.containerResolve
+            row(s, Library.injectInScope) { timed($0, LaunchScenarios.injectInScope) }
+            row(s, Library.containerResolveInScope) { timed($0, LaunchScenarios.containerResolveInScope) }
+            measureScenario()
+        }
+
+        if wanted(Key.resetUnrelated, "reset + one resolve beside 65,536 unrelated cache entries") {
+            let s = Key.resetUnrelated
+            // Each run starts a thread: the first row's has an empty cache, the second's first resolves the
+            // 65,536 singletons of another container (see Benchmarks/README.md).
+            row(s, Library.resetAlone, smokeIterations: 10) { LaunchScenarios.resetBeside(unrelated: false, $0) }
+            row(s, Library.resetBeside, smokeIterations: 10) { LaunchScenarios.resetBeside(unrelated: true, $0) }
+            measureScenario()
+        }
+    }
+
+    // MARK: - 8. Launch
+
+    private mutating func runLaunch() {
+        let types = launchTypeCount
+        row(Key.launchRegister, Library.injection, operationsPerIteration: types, smokeIterations: 1, LaunchScenarios.registerInjection)
+        row(Key.launchRegister, Library.seed, operationsPerIteration: types, smokeIterations: 1, LaunchScenarios.registerSeed)
+        measureScenario()
+        row(Key.launchFirst, Library.injection, operationsPerIteration: types, smokeIterations: 1, LaunchScenarios.firstResolveInjection)
+        row(Key.launchFirst, Library.seed, operationsPerIteration: types, smokeIterations: 1, LaunchScenarios.firstResolveSeed)
+        measureScenario()
+        row(Key.launchSteady, Library.injection, operationsPerIteration: types, smokeIterations: 1, LaunchScenarios.steadyInjection)
+        row(Key.launchSteady, Library.seed, operationsPerIteration: types, smokeIterations: 1, LaunchScenarios.steadySeed)
+        measureScenario()
+        row(Key.launchReset, Library.injection, operationsPerIteration: types, smokeIterations: 1, LaunchScenarios.resetInjection)
+        row(Key.launchReset, Library.seed, operationsPerIteration: types, smokeIterations: 1, LaunchScenarios.resetSeed)
+        measureScenario()
+
+        // A fresh process per run, Injection and (c2) alternating: what an app's launch pays.
+        var fresh: (injection: [Double], seed: [Double]) = ([], [])
+        for _ in 0..<options.runs {
+            fresh.injection.append(LaunchScenarios.spawnChild("register-injection")[0])
+            fresh.seed.append(LaunchScenarios.spawnChild("register-seed")[0])
+        }
+        for (library, figures) in [(Library.injection, fresh.injection), (Library.seed, fresh.seed)] {
+            let measurement = Measurement(
+                scenario: Key.launchRegisterFresh, library: library, iterationsPerRun: 1, operationsPerIteration: types,
+                nanosecondsPerOperation: figures)
+            report.add(measurement)
+            report.printProgress(measurement)
+        }
+
+        // Heap bytes per registration, registered and resolved once, each in a process of its own.
+        let injection = LaunchScenarios.spawnChild("memory-injection"), seed = LaunchScenarios.spawnChild("memory-seed")
+        report.launchMemory = LaunchMemory(
+            injection: injection[0], injectionSecondPass: injection.count > 1 ? injection[1] : injection[0], seed: seed[0])
+        print("memory per registration: Injection \(Int(injection[0])) B (after a reset and a second pass: "
+            + "\(Int(injection.count > 1 ? injection[1] : injection[0])) B), (c2) \(Int(seed[0])) B")
     }
 
     /// Fails loudly if a library does not do what a row claims: a cached resolve must return one

@@ -4,6 +4,11 @@
 //   swift run --package-path Benchmarks InjectionBenchmarks --smoke     # CI: one short pass, any build
 import Foundation
 
+// A child process of scenario 8: `--child MODE` measures one fresh-process figure and exits.
+if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--child" {
+    LaunchScenarios.runChild(CommandLine.arguments[2])
+}
+
 let options = Options.parse(CommandLine.arguments)
 let environment = Environment.current(options: options)
 #if DEBUG

@@ -173,7 +173,7 @@ struct ContainerState {
         var evictions = Evictions()
         for key in resettable {
             let registration = registrations[key]!
-            registration.resettableIndex = nil
+            registration.resettablePosition = -1
             evictions.empty(registration, key: key)
         }
         resettable.removeAll(keepingCapacity: true)
@@ -186,7 +186,7 @@ struct ContainerState {
         var evictions = Evictions()
         generation &+= 1
         if let old = registration.map({ registrations.updateValue($0, forKey: key) }) ?? registrations.removeValue(forKey: key) {
-            if let index = old.resettableIndex { unlistResettable(at: index) }
+            if old.resettablePosition >= 0 { unlistResettable(at: Int(old.resettablePosition)) }
             evictions.empty(old, key: key)
             evictions.released.append(old)
         }
@@ -222,8 +222,8 @@ struct ContainerState {
 
     /// Lists `key`, whose registration is at `index`, for the next reset, unless it is listed or a singleton's.
     private mutating func listResettable(_ key: TypeID, _ registration: Registration) {
-        guard registration.resettableIndex == nil, registration.lifetime != .singleton else { return }
-        registration.resettableIndex = resettable.count
+        guard registration.resettablePosition < 0, registration.lifetime != .singleton else { return }
+        registration.resettablePosition = Int32(resettable.count)
         resettable.append(key)
     }
 
@@ -232,7 +232,7 @@ struct ContainerState {
         let last = resettable.removeLast()
         if index < resettable.count {
             resettable[index] = last
-            registrations[last]!.resettableIndex = index
+            registrations[last]!.resettablePosition = Int32(index)
         }
     }
 

@@ -147,14 +147,11 @@ final class Registration: @unchecked Sendable {
         case async(MakeAsync)
     }
 
-    /// The requested type: the registered type, or the `InjectionKey` type.
-    let type: AnyType
+    // Stored properties are in an order that leaves little padding: a registration is the largest
+    // object the container keeps per type.
+
     /// The type of the values made: `Value` of the generic initializer.
     let valueType: Any.Type
-    /// The file that registered it: messages and the graph name it for a `private` type.
-    let file: StaticString
-    let lifetime: InjectionLifetime
-    let factory: Factory
     /// Runs the `postConstruction` closure on a built value.
     let postConstruct: (@Sendable (UnsafeRawPointer) throws -> Void)?
     /// A plain factory's closure, `@Sendable () throws -> Value`, as its two words: a function and its
@@ -169,16 +166,29 @@ final class Registration: @unchecked Sendable {
     var weakInstance: WeakReference?
     /// The build in progress, which other resolutions of this key wait for.
     var build: Build?
-    /// Where the key is in ``ContainerState``'s resettable list, if it is listed.
-    var resettableIndex: Int?
+    /// The dynamic type of the last instance asked about in ``isDisposable(_:)`` (0: none yet), and
+    /// whether it conforms to `InjectionDisposable`: the dynamic cast costs far more than the comparison,
+    /// and every eviction asks.
+    private var disposableType: UInt = 0
+
+    // MARK: The registration, continued
+
+    /// The file that registered it: messages and the graph name it for a `private` type.
+    let file: StaticString
+    let factory: Factory
+    /// The requested type: the registered type, or the `InjectionKey` type.
+    let type: AnyType
+    let lifetime: InjectionLifetime
+
+    // MARK: The container's state, continued
+
+    /// Where the key is in ``ContainerState``'s resettable list, or -1 if it is not listed.
+    var resettablePosition: Int32 = -1
     /// Whether the next run of the factory records what it resolves, for the graph. Edges are recorded
     /// once per registration (and by `verify()`), so a factory that runs again costs nothing extra.
     var recordsEdges = true
     /// Whether some thread's cache may hold an entry for this key, which a change must evict.
     var isInThreadCaches = false
-    /// Whether instances of a dynamic type conform to `InjectionDisposable`, for the last type seen:
-    /// the dynamic cast costs far more than the comparison, and every eviction asks.
-    private var disposableType: ObjectIdentifier?
     private var isDisposableType = false
 
     private init(
@@ -290,7 +300,7 @@ final class Registration: @unchecked Sendable {
 
     /// Whether `instance` should be told it was evicted. Under the container's lock.
     func isDisposable(_ instance: Box) -> Bool {
-        let type = instance.dynamicType
+        let type = UInt(bitPattern: instance.dynamicType)
         if disposableType != type {
             disposableType = type
             isDisposableType = instance.disposable != nil

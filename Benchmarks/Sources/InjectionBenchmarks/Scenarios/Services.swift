@@ -81,8 +81,8 @@ struct Bit1<Rest: Tag>: Tag {
     static var number: Int { Rest.number &* 2 &+ 1 }
 }
 
-/// Calls `body` with each of the first `count` tag types (at most 2^14), each exactly once.
-func forEachTagType(count: Int, _ body: (any Tag.Type) -> Void) {
+/// Calls `body` with each of the first `count` tag types (at most 2^`depth`), each exactly once.
+func forEachTagType(count: Int, depth: Int = 14, _ body: (any Tag.Type) -> Void) {
     var remaining = count
     func visit<T: Tag>(_: T.Type, depth: Int) {
         guard remaining > 0 else { return }
@@ -94,6 +94,6 @@ func forEachTagType(count: Int, _ body: (any Tag.Type) -> Void) {
         visit(Bit0<T>.self, depth: depth - 1)
         visit(Bit1<T>.self, depth: depth - 1)
     }
-    precondition(count <= 1 << 14, "at most 16,384 tag types")
-    visit(TagEnd.self, depth: 14)
+    precondition(count <= 1 << depth, "at most \(1 << depth) tag types at depth \(depth)")
+    visit(TagEnd.self, depth: depth)
 }

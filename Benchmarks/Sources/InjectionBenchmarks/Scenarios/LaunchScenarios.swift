@@ -1,0 +1,251 @@
+import Foundation
+import Injection
+import LaunchTypes
+
+/// Scenarios 8-10 (issue 15): launch with 2,000 protocol types against the seed design (c2), memory per
+/// registration, `container.resolve` inside `withContainer`, and the cost of a reset beside a full cache.
+enum LaunchScenarios {
+    // MARK: - 8. Launch
+
+    /// Registers every launch type into each of `containers` (made before the clock), timed.
+    static func registerInjection(_ iterations: Int) -> Timing {
+        let containers = (0..<iterations).map { _ in InjectionContainer() }
+        let start = monotonicNanoseconds()
+        for container in containers { registerLaunchTypes(in: container) }
+        let end = monotonicNanoseconds()
+        return Timing(nanoseconds: end - start, checksum: containers.count)
+    }
+
+    static func registerSeed(_ iterations: Int) -> Timing {
+        let registries = (0..<iterations).map { _ in SeedRegistry() }
+        let start = monotonicNanoseconds()
+        for registry in registries { registerLaunchTypes(in: registry) }
+        let end = monotonicNanoseconds()
+        return Timing(nanoseconds: end - start, checksum: registries.count)
+    }
+
+    /// The first resolve of every launch type, in containers registered before the clock.
+    static func firstResolveInjection(_ iterations: Int) -> Timing {
+        let containers = (0..<iterations).map { _ in InjectionContainer() }
+        for container in containers { registerLaunchTypes(in: container) }
+        return timed(iterations) { _ in containers.reduce(0) { $0 &+ resolveLaunchTypes(in: $1) } }
+    }
+
+    static func firstResolveSeed(_ iterations: Int) -> Timing {
+        let registries = (0..<iterations).map { _ in SeedRegistry() }
+        for registry in registries { registerLaunchTypes(in: registry) }
+        return timed(iterations) { _ in registries.reduce(0) { $0 &+ resolveLaunchTypes(in: $1) } }
+    }
+
+    /// A container and a registry with every launch type registered and resolved once.
+    static let warmContainer: InjectionContainer = {
+        let container = InjectionContainer()
+        registerLaunchTypes(in: container)
+        blackHole(resolveLaunchTypes(in: container))
+        return container
+    }()
+
+    static let warmRegistry: SeedRegistry = {
+        let registry = SeedRegistry()
+        registerLaunchTypes(in: registry)
+        blackHole(resolveLaunchTypes(in: registry))
+        return registry
+    }()
+
+    /// Every launch type again, already resolved: 2,000 entries in the thread's cache.
+    static func steadyInjection(_ iterations: Int) -> Timing {
+        timed(iterations) { iterations in (0..<iterations).reduce(0) { sum, _ in sum &+ resolveLaunchTypes(in: warmContainer) } }
+    }
+
+    static func steadySeed(_ iterations: Int) -> Timing {
+        timed(iterations) { iterations in (0..<iterations).reduce(0) { sum, _ in sum &+ resolveLaunchTypes(in: warmRegistry) } }
+    }
+
+    /// A reset, then the first resolve of every launch type after it.
+    static func resetInjection(_ iterations: Int) -> Timing {
+        timed(iterations) { iterations in
+            (0..<iterations).reduce(0) { sum, _ in
+                warmContainer.resetCurrentContainer()
+                return sum &+ resolveLaunchTypes(in: warmContainer)
+            }
+        }
+    }
+
+    static func resetSeed(_ iterations: Int) -> Timing {
+        timed(iterations) { iterations in
+            (0..<iterations).reduce(0) { sum, _ in
+                warmRegistry.reset()
+                return sum &+ resolveLaunchTypes(in: warmRegistry)
+            }
+        }
+    }
+
+    // MARK: - 8. Fresh processes: register at launch, and memory per registration
+
+    /// What a child process measures: `register-injection`, `register-seed`, `memory-injection`, `memory-seed`.
+    static let childModes = ["register-injection", "register-seed", "memory-injection", "memory-seed"]
+
+    /// Runs in a child process (`--child MODE`): prints its figures on one line and exits.
+    static func runChild(_ mode: String) -> Never {
+        let count = Double(launchTypeCount)
+        switch mode {
+        case "register-injection":
+            let container = InjectionContainer()
+            let start = monotonicNanoseconds()
+            registerLaunchTypes(in: container)
+            let end = monotonicNanoseconds()
+            print(Double(end - start) / count)
+            withExtendedLifetime(container) {}
+        case "register-seed":
+            let registry = SeedRegistry()
+            let start = monotonicNanoseconds()
+            registerLaunchTypes(in: registry)
+            let end = monotonicNanoseconds()
+            print(Double(end - start) / count)
+            withExtendedLifetime(registry) {}
+        case "memory-injection":
+            let before = MemorySnapshot.now().heapInUseBytes
+            let container = InjectionContainer()
+            registerLaunchTypes(in: container)
+            blackHole(resolveLaunchTypes(in: container))
+            let once = MemorySnapshot.now().heapInUseBytes
+            container.resetCurrentContainer()
+            blackHole(resolveLaunchTypes(in: container))
+            let twice = MemorySnapshot.now().heapInUseBytes
+            print(Double(once - before) / count, Double(twice - before) / count)
+            withExtendedLifetime(container) {}
+        case "memory-seed":
+            let before = MemorySnapshot.now().heapInUseBytes
+            let registry = SeedRegistry()
+            registerLaunchTypes(in: registry)
+            blackHole(resolveLaunchTypes(in: registry))
+            let once = MemorySnapshot.now().heapInUseBytes
+            print(Double(once - before) / count)
+            withExtendedLifetime(registry) {}
+        default:
+            FileHandle.standardError.write(Data("error: unknown child mode \(mode); one of \(childModes)\n".utf8))
+            exit(2)
+        }
+        exit(0)
+    }
+
+    /// Runs this executable as a child in `mode`; returns the numbers it printed.
+    static func spawnChild(_ mode: String) -> [Double] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe")
+        if !FileManager.default.fileExists(atPath: "/proc/self/exe") {
+            process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        }
+        process.arguments = ["--child", mode]
+        let output = Pipe()
+        process.standardOutput = output
+        do { try process.run() } catch { fatalError("could not start a child process: \(error)") }
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        let numbers = text.split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { Double($0) }
+        precondition(process.terminationStatus == 0 && !numbers.isEmpty, "child \(mode) failed: \(text)")
+        return numbers
+    }
+
+    // MARK: - 9. container.resolve inside withContainer
+
+    static let scopeContainer: InjectionContainer = {
+        let container = InjectionContainer()
+        container.register((any Service).self) { LiveService(value: 1) }
+        return container
+    }()
+
+    @inline(never)
+    static func injectInScope(_ iterations: Int) -> Int {
+        InjectionManager.withContainer(scopeContainer) {
+            var checksum = 0
+            for _ in 0..<iterations { checksum &+= (Inject() as any Service).value }
+            return checksum
+        }
+    }
+
+    @inline(never)
+    static func containerResolveInScope(_ iterations: Int) -> Int {
+        let container = scopeContainer
+        return InjectionManager.withContainer(container) {
+            var checksum = 0
+            for _ in 0..<iterations { checksum &+= (try! container.resolve((any Service).self)).value }
+            return checksum
+        }
+    }
+
+    // MARK: - 10. A reset beside a full thread cache
+
+    static let unrelatedTypeCount = 1 << 16
+
+    /// A container with 65,536 singletons, built once; each row's thread resolves all of them first.
+    static let unrelatedContainer: InjectionContainer = {
+        let container = InjectionContainer()
+        forEachTagType(count: unrelatedTypeCount, depth: 16) { type in
+            func register<T: Tag>(_: T.Type) { container.register(T.self, lifetime: .singleton) { T() } }
+            register(type)
+        }
+        return container
+    }()
+
+    static let unrelatedTypes: [any Tag.Type] = {
+        var types: [any Tag.Type] = []
+        forEachTagType(count: unrelatedTypeCount, depth: 16) { types.append($0) }
+        return types
+    }()
+
+    /// The container whose session is reset: one scoped type.
+    static let sessionContainer: InjectionContainer = {
+        let container = InjectionContainer()
+        container.register((any Service).self) { LiveService(value: 1) }
+        return container
+    }()
+
+    /// Resets ``sessionContainer`` and resolves its one type again, `iterations` times, on a new thread
+    /// whose cache first gets the 65,536 singletons of ``unrelatedContainer`` if `withUnrelated`.
+    static func resetBeside(unrelated withUnrelated: Bool, _ iterations: Int) -> Timing {
+        let result = ThreadResult()
+        let thread = Thread {
+            if withUnrelated {
+                var sum = 0
+                for type in unrelatedTypes {
+                    func resolve<T: Tag>(_: T.Type) -> Int { (try? unrelatedContainer.resolve(T.self)) == nil ? 0 : 1 }
+                    sum &+= resolve(type)
+                }
+                precondition(sum == unrelatedTypeCount, "the unrelated singletons did not resolve")
+            }
+            blackHole((try! sessionContainer.resolve((any Service).self)).value)
+            result.set(timed(iterations) { iterations in
+                var checksum = 0
+                for _ in 0..<iterations {
+                    sessionContainer.resetCurrentContainer()
+                    checksum &+= (try! sessionContainer.resolve((any Service).self)).value
+                }
+                return checksum
+            })
+        }
+        thread.stackSize = 8 << 20
+        thread.start()
+        return result.wait()
+    }
+
+    private final class ThreadResult: @unchecked Sendable {  // `timing`: under `condition`.
+        private let condition = NSCondition()
+        private var timing: Timing?
+
+        func set(_ timing: Timing) {
+            condition.lock()
+            self.timing = timing
+            condition.broadcast()
+            condition.unlock()
+        }
+
+        func wait() -> Timing {
+            condition.lock()
+            defer { condition.unlock() }
+            while timing == nil { condition.wait() }
+            return timing!
+        }
+    }
+}
