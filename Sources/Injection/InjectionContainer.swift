@@ -289,6 +289,7 @@ public final class InjectionContainer: @unchecked Sendable {
             ThreadState.evict(evictions.threadCacheKeys, of: ObjectIdentifier(self), into: &evictions.released)
             return evictions
         }
+        for waiter in evictions.waiters { waiter.resume() }
         guard !evictions.instances.isEmpty else { return }
         for evicted in evictions.instances where evicted.isDisposable {
             evicted.instance.disposable?.dispose()
@@ -303,6 +304,7 @@ extension ContainerState.Evictions {
     mutating func merge(_ other: Self) {
         instances += other.instances
         abandoned += other.abandoned
+        waiters += other.waiters
         threadCacheKeys += other.threadCacheKeys
         released += other.released
     }

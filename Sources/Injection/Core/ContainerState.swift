@@ -147,6 +147,8 @@ struct ContainerState {
         var instances: [Evicted] = []
         /// Builds abandoned while others wait for them: finish them in the wait-for graph (under the lock).
         var abandoned: [Build] = []
+        /// The tasks that waited for them: resume them once unlocked, so they claim again at once.
+        var waiters: [CheckedContinuation<Void, Never>] = []
         /// Keys to evict from every thread's cache (under the lock).
         var threadCacheKeys: [TypeID] = []
         /// Objects to release after unlocking: releasing can run a `deinit`.
@@ -159,7 +161,11 @@ struct ContainerState {
             }
             registration.cached = nil
             registration.weakInstance = nil
-            if let build = registration.build, build.hasWaiters { abandoned.append(build) }
+            if let build = registration.build, build.hasWaiters {
+                abandoned.append(build)
+                waiters += build.asyncWaiters
+                build.asyncWaiters = []
+            }
             registration.build = nil
             if registration.isInThreadCaches { threadCacheKeys.append(key) }
             registration.isInThreadCaches = false

@@ -148,7 +148,7 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
     // MARK: - Every thread's cache
 
     private static let registryLock = Lock()
-    nonisolated(unsafe) private static var registry: [ObjectIdentifier: ThreadState] = [:]
+    @exclusivity(unchecked) nonisolated(unsafe) private static var registry: [ObjectIdentifier: ThreadState] = [:]
 
     /// Removes `keys` of `container` from every thread's cache, adding what they held to `evicted`, to
     /// release once all locks are dropped. Call under the container's lock. Costs a lookup per key per

@@ -63,6 +63,11 @@
         container.waitHooks = hooks
     }
 
+    /// Whether a resolution was told to wait for the build of `type` now in progress in `container`.
+    public static func buildHasWaiters(for type: Any.Type, in container: InjectionContainer) -> Bool {
+        container.state.withLock { $0.registrations[AnyType(type).id]?.build?.hasWaiters == true }
+    }
+
     /// How many registrations of `container` a reset visits: those that held an instance or a build
     /// since the last reset, and are still registered.
     public static func resettableCount(in container: InjectionContainer) -> Int {

@@ -1,0 +1,90 @@
+import Foundation
+@_spi(Testing) import Injection
+import Testing
+
+// Waiters of a build that a reset abandons: they rebuild in the new scope at once, tasks as well as threads.
+
+private final class Slow: Sendable {}
+
+/// A gate that tasks wait on by suspending, never by blocking a thread.
+private final class AsyncGate: @unchecked Sendable {  // Its state: under `lock`.
+    private let lock = NSLock()
+    private var isOpen = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    func open() {
+        let waiting = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
+            isOpen = true
+            defer { waiters = [] }
+            return waiters
+        }
+        for waiter in waiting { waiter.resume() }
+    }
+
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let open = lock.withLock { () -> Bool in
+                if !isOpen { waiters.append(continuation) }
+                return isOpen
+            }
+            if open { continuation.resume() }
+        }
+    }
+}
+
+/// A value one task sets and another reads once it is told.
+private final class Slot<Value: Sendable>: @unchecked Sendable {  // Its state: under `lock`.
+    private let lock = NSLock()
+    private var stored: Value?
+
+    func set(_ value: Value?) { lock.withLock { stored = value } }
+    var value: Value? { lock.withLock { stored } }
+}
+
+@Suite("Abandoned builds")
+struct AbandonedBuildTests {
+    @Test("a task waiting for a build that a reset abandons builds again in the new scope at once, not after the stale build")
+    func asyncWaiterRebuildsAtOnce() async throws {
+        let container = InjectionContainer()
+        let firstStarted = AsyncGate(), releaseFirst = AsyncGate()
+        let runs = Counter()
+        container.register(Slow.self) { () async -> Slow in
+            if runs.increment() == 1 {
+                firstStarted.open()
+                await releaseFirst.wait()
+            }
+            return Slow()
+        }
+        let first = Task { try await container.resolveAsync(Slow.self) }
+        await firstStarted.wait()
+        let second = Task { try await container.resolveAsync(Slow.self) }
+        // The second resolve has claimed and is about to wait (or waits) for the first build.
+        let deadline = Date().addingTimeInterval(10)
+        while !InjectionProbe.buildHasWaiters(for: Slow.self, in: container), Date() < deadline { await Task.yield() }
+        #expect(InjectionProbe.buildHasWaiters(for: Slow.self, in: container))
+
+        container.resetCurrentContainer()
+        let secondDone = AsyncGate()
+        let secondResult = Slot<Slow>()
+        Task {
+            let value: Slow? = try? await second.value
+            secondResult.set(value)
+            secondDone.open()
+        }
+        let timer = Task {
+            try? await Task.sleep(nanoseconds: 10_000_000_000)
+            secondDone.open()
+        }
+        await secondDone.wait()
+        timer.cancel()
+        let rebuiltBeforeTheStaleBuildFinished = runs.value == 2
+        releaseFirst.open()  // Whatever happened, the stale build finishes.
+        let stale: Slow = try await first.value
+        // Never await `second` unbounded: a waiter nobody resumes would hang the test run, not fail it.
+        #expect(rebuiltBeforeTheStaleBuildFinished, "the waiter waited for the abandoned build instead of rebuilding")
+        let rebuilt: Slow = try #require(secondResult.value, "the waiter must get an instance")
+        #expect(rebuilt !== stale, "the waiter must get the new scope's instance")
+        let cached: Slow = try container.resolve(Slow.self)
+        #expect(cached === rebuilt, "the new scope caches the rebuilt instance, not the stale one")
+    }
+}
