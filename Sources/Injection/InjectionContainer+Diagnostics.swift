@@ -18,6 +18,9 @@ extension InjectionContainer {
     /// instead of ending the process. That costs one parked thread per registration that fails this way
     /// (none when the graph is sound), so call `verify()` in tests or at launch in debug builds.
     ///
+    /// Builders are not built: a build needs a model, which only its caller has. The types their
+    /// implementations inject are registrations like any other, and are verified as such.
+    ///
     /// `async` and main-actor factories are not run (they need `await` or the main actor, which
     /// verification's threads cannot offer); a synchronous factory that needs one of them is reported
     /// (``InjectionError/Kind/asyncFactory``, ``InjectionError/Kind/wrongIsolation``), as it would fail
@@ -40,7 +43,7 @@ extension InjectionContainer {
         let copy = InjectionContainer(copying: self, verification: verification)
         // In name order, so the chains reported (and a cycle's starting point) are the same every run.
         let types = copy.state.withLock { $0.registrations.values }
-            .filter { !$0.isAsync && !$0.isMainActor }.map(\.type)
+            .filter { !$0.isAsync && !$0.isMainActor && !$0.type.isBuilder }.map(\.type)
             .map { (String(reflecting: $0.type), $0) }.sorted { $0.0 < $1.0 }.map(\.1)
         let problems = verification.run(types) { type in
             do throws(InjectionError) {
@@ -66,8 +69,14 @@ extension InjectionContainer {
     /// let graph = InjectionManager.dependencyGraph()
     /// try graph.dot.write(toFile: "graph.dot", atomically: true, encoding: .utf8)
     /// ```
+    ///
+    /// A builder shows as a `.transient` node (every build makes a new instance), with the types its
+    /// implementation injected in the builds seen so far.
     public func dependencyGraph() -> InjectionGraph {
-        let registered = state.withLock { $0.registrations.values.map { ($0.type, $0.lifetime) } }
+        // A builder makes a new instance on every build: it shows as `.transient`.
+        let registered = state.withLock {
+            $0.registrations.values.map { ($0.type, $0.type.isBuilder ? InjectionLifetime.transient : $0.lifetime) }
+        }
         let seen = observations.withLock { $0.edges }
         return InjectionGraph(registered: registered, edges: seen, names: names)
     }

@@ -69,6 +69,14 @@ public struct InjectionError: Error, CustomStringConvertible, Sendable {
 extension InjectionError {
     static func notRegistered(_ type: AnyType, chain: [AnyType], names: TypeNames) -> InjectionError {
         let name = names.name(type)
+        if type.isBuilder {
+            return InjectionError(
+                kind: .notRegistered, typeName: name, chain: chain.map(names.name),
+                description: """
+                Injection: no builder registered for \(name)\(resolving(chain, names)). Register it at launch: \
+                InjectionManager.register(\(TypeNames.literal(name)).self) { builder in ... }
+                """)
+        }
         var hint = ""
         if TypeNames.isPrivate(type.type) {
             hint = " (\(names.name(of: type.type)) is private, so that line compiles only in the file that declares it.)"
@@ -150,10 +158,13 @@ extension InjectionError {
         return InjectionError(
             kind: .wrongIsolation, typeName: name, chain: chain.map(names.name),
             description: """
-            Injection: \(name) is registered with isolation: MainActor, but it was resolved synchronously \
-            off the main actor\(resolving(chain, names)), so its factory cannot run. Resolve it from \
-            @MainActor code, or with `try await container.resolveAsync(\(TypeNames.literal(name)).self)` \
-            (or `InjectionManager.resolveAsync`), which hops to the main actor.
+            Injection: \(name) is registered with isolation: MainActor, but it was \(type.isBuilder ? "built" : "resolved") \
+            synchronously off the main actor\(resolving(chain, names)), so its \(type.isBuilder ? "build closure" : "factory") \
+            cannot run. \(type.isBuilder ? "Build" : "Resolve") it from @MainActor code, or with \
+            \(type.isBuilder
+                ? "`try await InjectionManager.buildAsync(model)`"
+                : "`try await container.resolveAsync(\(TypeNames.literal(name)).self)` (or `InjectionManager.resolveAsync`)"), \
+            which hops to the main actor.
             """)
     }
 
@@ -197,12 +208,12 @@ extension InjectionError {
             """)
     }
 
-    static func containerReleased(_ type: AnyType) -> InjectionError {
+    static func containerReleased(_ type: AnyType, handle: String = "InjectLazy") -> InjectionError {
         let name = TypeNames.readable(String(describing: type.type))
         return InjectionError(
             kind: .containerReleased, typeName: name, chain: [name],
             description: """
-            Injection: InjectLazy<\(name)> was read after its container was released, so there is nothing to \
+            Injection: \(handle)<\(name)> was read after its container was released, so there is nothing to \
             resolve \(name) from. A handle does not keep its container alive: keep the container for as long as \
             the object holding the handle, or read the handle while the container exists.
             """)

@@ -1,38 +1,52 @@
-/// What is registered and resolved: a type, or a typed key (`InjectionKey`) that stands for its `Value`.
-/// Stored in `Sendable` types; never used to build values.
+/// What is registered and resolved: a type, a typed key (`InjectionKey`) that stands for its `Value`,
+/// or a ``Builder`` model type, whose registration holds its build closure. Stored in `Sendable` types;
+/// never used to build values.
 struct AnyType: @unchecked Sendable, Hashable {  // Immutable; `Any.Type` is only compared and printed.
-    /// The type, or the key type.
+    /// The type, the key type or the builder type.
     let type: Any.Type
     /// Whether `type` is an `InjectionKey` standing for its `Value`, rather than the type itself.
     let isKey: Bool
+    /// Whether `type` is a ``Builder`` model, registered with its build closure.
+    let isBuilder: Bool
 
     /// The type itself.
     init(_ type: Any.Type) {
         self.type = type
         isKey = false
+        isBuilder = false
     }
 
     /// A typed key.
     init(key: Any.Type) {
         self.type = key
         isKey = true
+        isBuilder = false
     }
 
-    /// The registration's identity: a key's differs from its type's, even for a class that is both.
-    var id: TypeID { TypeID(type, isKey: isKey) }
+    /// A builder model type.
+    init(builder: Any.Type) {
+        self.type = builder
+        isKey = false
+        isBuilder = true
+    }
+
+    /// The registration's identity: a key's and a builder's differ from its type's, even for a class
+    /// that is all three.
+    var id: TypeID { TypeID(type, isKey: isKey, isBuilder: isBuilder) }
 
     static func == (lhs: AnyType, rhs: AnyType) -> Bool { lhs.id == rhs.id }
     func hash(into hasher: inout Hasher) { hasher.combine(id) }
 }
 
-/// The identity of a registration: the type's metadata address, with the low bit (always clear in an
-/// address) set for a key, so a class that is also an `InjectionKey` has two identities.
+/// The identity of a registration: the type's metadata address, with bit 0 (always clear in an
+/// address) set for a key and bit 1 for a builder, so a class that is also an `InjectionKey` or a
+/// `Builder` has one identity per role.
 struct TypeID: Hashable, Sendable {
     let bits: UInt
 
     @inline(__always)
-    init(_ type: Any.Type, isKey: Bool) {
-        bits = UInt(bitPattern: ObjectIdentifier(type)) | (isKey ? 1 : 0)
+    init(_ type: Any.Type, isKey: Bool, isBuilder: Bool = false) {
+        bits = UInt(bitPattern: ObjectIdentifier(type)) | (isKey ? 1 : 0) | (isBuilder ? 2 : 0)
     }
 
     /// A metadata address is already unique, so a few shifts and multiplies (SplitMix64's finalizer,

@@ -76,17 +76,27 @@ extension InjectionContainer {
     private func runTransient<Value>(
         _ pinned: Unmanaged<Registration>, as _: Value.Type, binding: Binding?, thread: Unmanaged<ThreadState>
     ) throws(InjectionError) -> Value {
-        let type = pinned._withUnsafeGuaranteedRef { $0.type }
+        try runInFrame(pinned._withUnsafeGuaranteedRef { $0.type }, binding: binding, thread: thread, recordsEdges: false) {
+            try pinned._withUnsafeGuaranteedRef { $0.typedFactory(as: Value.self) }()
+        }
+    }
+
+    /// Runs `make` (a transient's factory, or a builder's closure) in a new frame for `type` on the
+    /// thread's frame stack, under `binding`; wraps what it throws and runs what nested builds deferred.
+    @inline(__always)
+    func runInFrame<Value>(
+        _ type: AnyType, binding: Binding?, thread: Unmanaged<ThreadState>, recordsEdges: Bool, _ make: () throws -> Value
+    ) throws(InjectionError) -> Value {
         try checkStack(thread._withUnsafeGuaranteedRef { $0.stackLimit }, resolving: type, parent: binding?.frame)
         let frame = Frame(
             container: ObjectIdentifier(self), key: type.id, type: type, epoch: epoch, parent: binding?.frame,
-            startsResolution: binding?.startsResolution ?? false, recordsEdges: false)
+            startsResolution: binding?.startsResolution ?? false, recordsEdges: recordsEdges)
         let (pointer, outer) = thread._withUnsafeGuaranteedRef { $0.push(frame, in: self, transaction: binding?.transaction) }
         // What nested builds deferred runs after the frame is popped, in the caller's binding: a `deinit`
         // it triggers must not resolve as if this factory had.
         let value: Value
         do {
-            value = try pinned._withUnsafeGuaranteedRef { $0.typedFactory(as: Value.self) }()
+            value = try make()
         } catch let error as InjectionError {
             _ = thread._withUnsafeGuaranteedRef { $0.pop(pointer, restoring: outer) }?.drain()
             throw error

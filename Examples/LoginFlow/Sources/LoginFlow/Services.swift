@@ -72,12 +72,20 @@ final class ProfileViewModel {
     }
 }
 
-/// A post's detail screen, built from a post id by an injected maker.
-final class PostDetailViewModel {
+/// The model of a post's detail screen: what a caller knows (the post id). `build()` gives the screen,
+/// and the caller never names how it is made.
+struct PostDetailBuilder: Builder {
+    typealias BuildResult = PostDetailViewModel
+    let postID: String
+}
+
+/// A post's detail screen, built from its builder; it injects the rest.
+final class PostDetailViewModel: Buildable {
     let postID: String
     let feed: FeedService
     init(postID: String, feed: FeedService = Inject()) {
         self.postID = postID
         self.feed = feed
     }
+    convenience init(builder: PostDetailBuilder) { self.init(postID: builder.postID) }
 }

@@ -14,10 +14,8 @@ InjectionManager.register((any ProfileService).self) {
 }
 InjectionManager.register(FeedService.self) { FeedService() }
 InjectionManager.register(ProfileViewModel.self, lifetime: .transient) { ProfileViewModel() }
-// A "maker": screens that need a runtime argument get a function that builds them.
-InjectionManager.register(((String) -> PostDetailViewModel).self, lifetime: .transient) {
-    { PostDetailViewModel(postID: $0) }
-}
+// A builder: screens that need a runtime argument are built from a model (Docs/Builders.md).
+InjectionManager.register(PostDetailBuilder.self, building: PostDetailViewModel.self)
 
 func logIn(_ user: String) {
     // Reset the session scope and register the new user in one atomic step.
@@ -50,8 +48,11 @@ if let graphPath {
 }
 show()
 show()  // same session: same profile service
-let makeDetail: (String) -> PostDetailViewModel = Inject()
-print("  post detail for post \(makeDetail("42").postID), from the feed of \(makeDetail("43").feed.session.user)")
+func showPost(_ postID: String) {
+    let detail = PostDetailBuilder(postID: postID).build()   // a new screen per build
+    print("  post detail for post \(detail.postID), from the feed of \(detail.feed.session.user)")
+}
+showPost("42")
 weak var aliceSession = Inject(UserSession.self)
 
 logIn("bob")

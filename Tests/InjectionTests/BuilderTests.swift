@@ -1,0 +1,229 @@
+import Foundation
+import Injection
+import Testing
+
+// Builders: opaque construction from a parameter model (jmfieldman/Inject's `Builder`).
+
+protocol Card: AnyObject, Sendable { var userID: String { get } }
+
+struct CardBuilder: Builder, Sendable {
+    typealias BuildResult = any Card
+    let userID: String
+}
+
+final class CardImpl: Card, Buildable {
+    let userID: String
+    let api: any API
+    init(builder: CardBuilder) {
+        userID = builder.userID
+        api = Inject()
+    }
+}
+
+/// A `Buildable` whose type is not the builder's `BuildResult`: a registration mistake.
+final class NotACard: Buildable, Sendable {
+    init(builder: CardBuilder) {}
+}
+
+/// A node of a tree that builds its children with the same builder: recursion, not a cycle.
+struct TreeBuilder: Builder, Sendable {
+    typealias BuildResult = Tree
+    let depth: Int
+}
+
+final class Tree: Sendable {
+    let children: [Tree]
+    init(builder: TreeBuilder) {
+        children = builder.depth == 0 ? [] : [TreeBuilder(depth: builder.depth - 1).build()]
+    }
+    var height: Int { 1 + (children.map(\.height).max() ?? 0) }
+}
+
+@MainActor
+protocol ProfileView: AnyObject, Sendable { var userID: String { get } }
+
+struct ProfileViewBuilder: Builder, Sendable {
+    typealias BuildResult = any ProfileView
+    let userID: String
+}
+
+@MainActor
+final class ProfileViewController: ProfileView, MainActorBuildable {
+    let userID: String
+    init(builder: ProfileViewBuilder) { userID = builder.userID }
+}
+
+@Suite("Builders")
+struct BuilderTests {
+    @Test("a typed build closure gets the model and makes a new instance on every build")
+    func typedClosure() throws {
+        let container = InjectionContainer()
+        container.register((any API).self) { LiveAPI() }
+        container.register(CardBuilder.self) { builder in CardImpl(builder: builder) }
+        try InjectionManager.withContainer(container) {
+            let first = CardBuilder(userID: "42").build()
+            let second = try InjectionManager.build(CardBuilder(userID: "7"))
+            #expect(first.userID == "42")
+            #expect(second.userID == "7")
+            #expect(first !== second)
+            #expect(first is CardImpl)
+            // The implementation's own dependency came from the same container.
+            let api = try container.resolve((any API).self)
+            #expect((first as? CardImpl)?.api === api)
+        }
+        #expect(container.isRegistered(builder: CardBuilder.self))
+        #expect(!container.isRegistered(CardBuilder.self), "a builder is not a registration of the model type")
+    }
+
+    @Test("a Buildable implementation registers with building:")
+    func buildableImplementation() throws {
+        let container = InjectionContainer()
+        container.register((any API).self) { LiveAPI() }
+        container.register(CardBuilder.self, building: CardImpl.self)
+        let screen = try container.build(CardBuilder(userID: "42"))
+        #expect(screen.userID == "42")
+        #expect(screen is CardImpl)
+    }
+
+    @Test("a Buildable that is not the BuildResult fails with a message naming both types")
+    func buildableOfTheWrongType() {
+        let container = InjectionContainer()
+        container.register(CardBuilder.self, building: NotACard.self)
+        let error = #expect(throws: InjectionError.self) { try container.build(CardBuilder(userID: "42")) }
+        #expect(error?.kind == .factoryFailed)
+        #expect(error?.description.contains("NotACard is not a") == true)
+        #expect(error?.description.contains("Card") == true)
+    }
+
+    @Test("a missing builder throws notRegistered with the registration to add")
+    func missingBuilder() {
+        let container = InjectionContainer()
+        let error = #expect(throws: InjectionError.self) { try container.build(CardBuilder(userID: "42")) }
+        #expect(error?.kind == .notRegistered)
+        #expect(error?.typeName == "CardBuilder")
+        #expect(error?.description.contains("Injection: no builder registered for CardBuilder.") == true)
+        #expect(error?.description.contains("InjectionManager.register(CardBuilder.self) { builder in ... }") == true)
+    }
+
+    @Test("an unregistered builder traps through build() with that message")
+    func missingBuilderTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = CardBuilder(userID: "42").build()
+        }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("Injection: no builder registered for CardBuilder."))
+    }
+
+    @Test("an isolated container's fake builder is used there and nowhere else")
+    func isolatedFake() throws {
+        final class FakeScreen: Card { let userID = "fake" }
+        let live = InjectionContainer(), test = InjectionContainer()
+        live.register((any API).self) { LiveAPI() }
+        live.register(CardBuilder.self) { builder in CardImpl(builder: builder) }
+        test.register(CardBuilder.self) { _ in FakeScreen() }
+        InjectionManager.withContainer(test) {
+            #expect(CardBuilder(userID: "42").build().userID == "fake")
+        }
+        #expect(try live.build(CardBuilder(userID: "42")).userID == "42")
+    }
+
+    @Test("the error chain runs through the builder to what its implementation injects")
+    func chainThroughBuilder() {
+        let container = InjectionContainer()
+        // CardImpl injects API with Inject(), which would trap: this closure resolves with `try` instead.
+        container.register(CardBuilder.self) { builder in
+            _ = try InjectionManager.resolve((any API).self)
+            return CardImpl(builder: builder)
+        }
+        let error = InjectionManager.withContainer(container) {
+            #expect(throws: InjectionError.self) { try InjectionManager.build(CardBuilder(userID: "1")) }
+        }
+        #expect(error?.kind == .notRegistered)
+        #expect(error?.chain == ["CardBuilder", "API"])
+    }
+
+    @Test("a cycle through a builder is reported with the builder on its path")
+    func cycleThroughBuilder() {
+        final class Root: Sendable {
+            init() throws { _ = try InjectionManager.build(RootScreenBuilder()) }
+        }
+        struct RootScreenBuilder: Builder { typealias BuildResult = Int }
+        let container = InjectionContainer()
+        container.register(Root.self) { try Root() }
+        container.register(RootScreenBuilder.self) { _ in
+            _ = try InjectionManager.resolve(Root.self)
+            return 1
+        }
+        let error = InjectionManager.withContainer(container) {
+            #expect(throws: InjectionError.self) { try InjectionManager.resolve(Root.self) }
+        }
+        #expect(error?.kind == .cycle)
+        #expect(error?.chain.contains { $0.hasSuffix("RootScreenBuilder") } == true)
+        #expect(error?.chain.first?.hasSuffix("Root") == true && error?.chain.last?.hasSuffix("Root") == true)
+    }
+
+    @Test("a builder that builds itself with another model is recursion, not a cycle")
+    func recursiveBuilder() throws {
+        let container = InjectionContainer()
+        container.register(TreeBuilder.self) { builder in Tree(builder: builder) }
+        let tree = try InjectionManager.withContainer(container) { try InjectionManager.build(TreeBuilder(depth: 5)) }
+        #expect(tree.height == 6)
+    }
+
+    @Test("BuilderManager.register takes jmfieldman/Inject's (Any) closure")
+    func injectStyleRegistration() {
+        let container = InjectionContainer()
+        container.register((any API).self) { LiveAPI() }
+        let viaManager = InjectionManager.withContainer(container) { () -> String? in
+            BuilderManager.register(CardBuilder.self) { builder in
+                CardImpl(builder: builder as! CardBuilder)
+            }
+            #expect(CardBuilder(userID: "9").build().userID == "9")
+            return try? InjectionManager.build(CardBuilder(userID: "8")).userID
+        }
+        #expect(viaManager == "8")
+        #expect(container.isRegistered(builder: CardBuilder.self))
+        #expect(!InjectionManager.sharedContainer.isRegistered(builder: CardBuilder.self))
+    }
+
+    @Test("a main-actor builder runs on the main actor, fails clearly off it, and buildAsync hops")
+    func mainActorBuilder() async throws {
+        let container = InjectionContainer()
+        container.register(ProfileViewBuilder.self, building: ProfileViewController.self)
+        let onMain = try await MainActor.run { try container.build(ProfileViewBuilder(userID: "1")).userID }
+        #expect(onMain == "1")
+        let error = await Task.detached {
+            #expect(throws: InjectionError.self) { try container.build(ProfileViewBuilder(userID: "2")) }
+        }.value
+        #expect(error?.kind == .wrongIsolation)
+        #expect(error?.description.contains("buildAsync") == true)
+        let hopped = try await Task.detached { try await container.buildAsync(ProfileViewBuilder(userID: "3")) }.value
+        let userID = await MainActor.run { hopped.userID }
+        #expect(userID == "3")
+    }
+
+    @Test("a main-actor build closure registers with isolation: MainActor.shared")
+    func mainActorClosure() async throws {
+        let container = InjectionContainer()
+        container.register(ProfileViewBuilder.self, isolation: MainActor.shared) { builder in
+            ProfileViewController(builder: builder)
+        }
+        let userID = try await MainActor.run { try container.build(ProfileViewBuilder(userID: "4")).userID }
+        #expect(userID == "4")
+    }
+
+    @Test("the graph shows a builder as transient with what its implementation injects; verify() skips it")
+    func graphAndVerify() throws {
+        let container = InjectionContainer()
+        container.register((any API).self) { LiveAPI() }
+        container.register(CardBuilder.self, building: CardImpl.self)
+        try container.verify()
+        _ = try container.build(CardBuilder(userID: "1"))
+        let graph = container.dependencyGraph()
+        let node = graph.nodes.first { $0.name == "CardBuilder" }
+        #expect(node?.lifetime == .transient)
+        #expect(graph.edges.contains { $0.from == "CardBuilder" && $0.to == "API" })
+        container.unregister(builder: CardBuilder.self)
+        #expect(!container.isRegistered(builder: CardBuilder.self))
+    }
+}
