@@ -15,15 +15,18 @@ extension InjectionContainer {
     /// ``InjectionError/Kind/wrongIsolation`` (`Inject()` traps with a message naming the type and the
     /// actor) instead of crashing inside the factory; ``resolveAsync(_:)`` hops to the main actor.
     /// Once built, the instance is returned from anywhere: a `@MainActor` class is `Sendable`.
+    @discardableResult
     public func register<Value>(
         _ type: Value.Type,
-        lifetime: InjectionLifetime = .scoped,
+        lifetime: InjectionLifetime? = nil,
         isolation: MainActor,
         file: StaticString = #fileID,
         factory: @escaping @MainActor @Sendable () throws -> Value,
         postConstruction: (@Sendable (Value) throws -> Void)? = nil
-    ) {
-        register(Registration(AnyType(type), lifetime: lifetime, file: file, mainActorFactory: factory, postConstruction: postConstruction))
+    ) -> InjectionRegistration<Value> {
+        let registration = Registration(AnyType(type), lifetime: lifetime ?? defaultLifetime, file: file, mainActorFactory: factory, postConstruction: postConstruction)
+        register(registration)
+        return InjectionRegistration(self, registration)
     }
 
     /// Registers an `async` factory: built by ``resolveAsync(_:)`` or ``prepare(_:)``.
@@ -38,35 +41,44 @@ extension InjectionContainer {
     /// scope. A synchronous resolve (`Inject()`) returns the instance once it is built and reports
     /// ``InjectionError/Kind/asyncFactory`` before: warm such types at launch with ``prepare(_:)``.
     /// `verify()` does not run async factories.
+    @discardableResult
     public func register<Value>(
         _ type: Value.Type,
-        lifetime: InjectionLifetime = .scoped,
+        lifetime: InjectionLifetime? = nil,
         file: StaticString = #fileID,
         factory: @escaping @Sendable () async throws -> Value
-    ) {
-        register(Registration(AnyType(type), lifetime: lifetime, file: file, asyncFactory: factory))
+    ) -> InjectionRegistration<Value> {
+        let registration = Registration(AnyType(type), lifetime: lifetime ?? defaultLifetime, file: file, asyncFactory: factory)
+        register(registration)
+        return InjectionRegistration(self, registration)
     }
 
     /// Registers a main-actor factory for the typed key `Key`; see ``register(_:lifetime:isolation:factory:postConstruction:)``.
+    @discardableResult
     public func register<Key: InjectionKey>(
         _ key: Key.Type,
-        lifetime: InjectionLifetime = .scoped,
+        lifetime: InjectionLifetime? = nil,
         isolation: MainActor,
         file: StaticString = #fileID,
         factory: @escaping @MainActor @Sendable () throws -> Key.Value,
         postConstruction: (@Sendable (Key.Value) throws -> Void)? = nil
-    ) {
-        register(Registration(AnyType(key: key), lifetime: lifetime, file: file, mainActorFactory: factory, postConstruction: postConstruction))
+    ) -> InjectionRegistration<Key.Value> {
+        let registration = Registration(AnyType(key: key), lifetime: lifetime ?? defaultLifetime, file: file, mainActorFactory: factory, postConstruction: postConstruction)
+        register(registration)
+        return InjectionRegistration(self, registration)
     }
 
     /// Registers an `async` factory for the typed key `Key`; see ``register(_:lifetime:factory:)``.
+    @discardableResult
     public func register<Key: InjectionKey>(
         _ key: Key.Type,
-        lifetime: InjectionLifetime = .scoped,
+        lifetime: InjectionLifetime? = nil,
         file: StaticString = #fileID,
         factory: @escaping @Sendable () async throws -> Key.Value
-    ) {
-        register(Registration(AnyType(key: key), lifetime: lifetime, file: file, asyncFactory: factory))
+    ) -> InjectionRegistration<Key.Value> {
+        let registration = Registration(AnyType(key: key), lifetime: lifetime ?? defaultLifetime, file: file, asyncFactory: factory)
+        register(registration)
+        return InjectionRegistration(self, registration)
     }
 
     /// Returns the instance registered for `type`, running async factories and hopping to the main

@@ -35,9 +35,20 @@ public final class InjectionContainer: @unchecked Sendable {
     /// Test-only observation points on the wait path; set before the container is shared.
     var waitHooks = WaitHooks()
 
+    /// The lifetime of registrations that name none: ``InjectionLifetime/scoped`` unless set.
+    public let defaultLifetime: InjectionLifetime
+
     /// Creates an empty container.
-    public init() {
+    ///
+    /// ```swift
+    /// let container = InjectionContainer()
+    /// let transients = InjectionContainer(defaultLifetime: .transient)   // Swinject's defaultObjectScope
+    /// ```
+    /// - Parameter defaultLifetime: The lifetime of a `register` call that names none. The process-wide
+    ///   container's is ``InjectionLifetime/scoped``.
+    public init(defaultLifetime: InjectionLifetime = .scoped) {
         verification = nil
+        self.defaultLifetime = defaultLifetime
         names = TypeNames(state)
     }
 
@@ -62,6 +73,7 @@ public final class InjectionContainer: @unchecked Sendable {
 
     init(copying other: InjectionContainer, verification: Verification?) {
         self.verification = verification
+        defaultLifetime = other.defaultLifetime
         names = TypeNames(state)
         let registrations = other.state.withLock { $0.registrations }
         state.withLock { $0 = ContainerState(registrations: registrations) }
@@ -85,7 +97,8 @@ public final class InjectionContainer: @unchecked Sendable {
     /// ```
     /// - Parameters:
     ///   - type: The type resolved by `Inject()` and ``resolve(_:)``, usually a protocol.
-    ///   - lifetime: How long a built instance is kept. Defaults to ``InjectionLifetime/scoped``.
+    ///   - lifetime: How long a built instance is kept. `nil` (the default): the container's
+    ///     ``defaultLifetime``, ``InjectionLifetime/scoped`` unless set.
     ///   - file: The file that registers (leave the default): messages and the graph name it for a
     ///     `private` type, whose name alone cannot tell it from another.
     ///   - factory: Builds an instance; may throw, which ``resolve(_:)`` reports as
@@ -96,14 +109,17 @@ public final class InjectionContainer: @unchecked Sendable {
     ///     it runs right after the instance is cached.) Other threads may see the instance before it
     ///     finishes. If it throws, the instance and the root of its resolve are evicted and the resolve
     ///     throws. With `.transient` nothing is cached, so it cannot close a cycle.
+    @discardableResult
     public func register<Value>(
         _ type: Value.Type,
-        lifetime: InjectionLifetime = .scoped,
+        lifetime: InjectionLifetime? = nil,
         file: StaticString = #fileID,
         factory: @escaping @Sendable () throws -> Value,
         postConstruction: (@Sendable (Value) throws -> Void)? = nil
-    ) {
-        register(Registration(AnyType(type), lifetime: lifetime, file: file, factory: factory, postConstruction: postConstruction))
+    ) -> InjectionRegistration<Value> {
+        let registration = Registration(AnyType(type), lifetime: lifetime ?? defaultLifetime, file: file, factory: factory, postConstruction: postConstruction)
+        register(registration)
+        return InjectionRegistration(self, registration)
     }
 
     /// Registers the factory for the typed key `Key`: one of several instances of `Key.Value`.
@@ -115,14 +131,42 @@ public final class InjectionContainer: @unchecked Sendable {
     /// ```
     /// Keys work with every lifetime and every other method: `resolve`, `isRegistered`, `unregister`,
     /// `verify()` and the graph, where the key's name stands for the instance.
+    @discardableResult
     public func register<Key: InjectionKey>(
         _ key: Key.Type,
-        lifetime: InjectionLifetime = .scoped,
+        lifetime: InjectionLifetime? = nil,
         file: StaticString = #fileID,
         factory: @escaping @Sendable () throws -> Key.Value,
         postConstruction: (@Sendable (Key.Value) throws -> Void)? = nil
-    ) {
-        register(Registration(AnyType(key: key), lifetime: lifetime, file: file, factory: factory, postConstruction: postConstruction))
+    ) -> InjectionRegistration<Key.Value> {
+        let registration = Registration(AnyType(key: key), lifetime: lifetime ?? defaultLifetime, file: file, factory: factory, postConstruction: postConstruction)
+        register(registration)
+        return InjectionRegistration(self, registration)
+    }
+
+    /// Registers an instance made already, shared as a `.singleton`.
+    ///
+    /// ```swift
+    /// let config = Config(contentsOf: url)
+    /// container.register(Config.self, instance: config)
+    /// ```
+    /// The instance is taken with `sending`, so a non-`Sendable` value made at launch can be handed over:
+    /// the caller must not use it afterwards except through the container.
+    @discardableResult
+    public func register<Value>(
+        _ type: Value.Type, instance: sending Value, file: StaticString = #fileID
+    ) -> InjectionRegistration<Value> {
+        let held = Unchecked(instance)
+        return register(type, lifetime: .singleton, file: file, factory: { held.value })
+    }
+
+    /// Registers an instance made already for the typed key `Key`, shared as a `.singleton`.
+    @discardableResult
+    public func register<Key: InjectionKey>(
+        _ key: Key.Type, instance: sending Key.Value, file: StaticString = #fileID
+    ) -> InjectionRegistration<Key.Value> {
+        let held = Unchecked(instance)
+        return register(key, lifetime: .singleton, file: file, factory: { held.value })
     }
 
     /// Removes the registration of `type` and its cached instance.
@@ -239,10 +283,25 @@ public final class InjectionContainer: @unchecked Sendable {
                 case .reset: evictions.merge(state.reset())
                 case .register(let key, let registration): evictions.merge(state.replace(key, with: registration))
                 case .unregister(let key): evictions.merge(state.replace(key, with: nil))
+                case .removeAll: evictions.merge(state.removeAll())
                 }
             }
             return evictions
         }
+    }
+
+    /// Removes every registration and cached instance, singletons included.
+    ///
+    /// ```swift
+    /// container.removeAll()
+    /// container.isRegistered(API.self)   // false
+    /// ```
+    /// Evicted instances are told (``InjectionDisposable``) and released as by a reset, outside the lock.
+    /// Inside `resetCurrentContainer { }` it lands with the block, and registrations made after it in the
+    /// block stay.
+    public func removeAll() {
+        if let transaction = openTransaction(), transaction.record(.removeAll) { return }
+        apply { $0.removeAll() }
     }
 
     // MARK: - Internals

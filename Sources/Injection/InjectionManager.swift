@@ -62,13 +62,14 @@ public enum InjectionManager {
     /// InjectionManager.register(ViewModel.self, lifetime: .transient) { ViewModel(api: Inject()) }
     /// ```
     /// See ``InjectionContainer/register(_:lifetime:factory:postConstruction:)-(Value.Type,_,_,_)``.
+    @discardableResult
     public static func register<Value>(
         _ type: Value.Type,
-        lifetime: InjectionLifetime = .scoped,
+        lifetime: InjectionLifetime? = nil,
         file: StaticString = #fileID,
         factory: @escaping @Sendable () throws -> Value,
         postConstruction: (@Sendable (Value) throws -> Void)? = nil
-    ) {
+    ) -> InjectionRegistration<Value> {
         currentContainer.register(type, lifetime: lifetime, file: file, factory: factory, postConstruction: postConstruction)
     }
 
@@ -79,14 +80,36 @@ public enum InjectionManager {
     /// InjectionManager.register(CacheDatabase.self, lifetime: .singleton) { SQLiteDatabase(path: "cache.db") }
     /// ```
     /// See ``InjectionKey``.
+    @discardableResult
     public static func register<Key: InjectionKey>(
         _ key: Key.Type,
-        lifetime: InjectionLifetime = .scoped,
+        lifetime: InjectionLifetime? = nil,
         file: StaticString = #fileID,
         factory: @escaping @Sendable () throws -> Key.Value,
         postConstruction: (@Sendable (Key.Value) throws -> Void)? = nil
-    ) {
+    ) -> InjectionRegistration<Key.Value> {
         currentContainer.register(key, lifetime: lifetime, file: file, factory: factory, postConstruction: postConstruction)
+    }
+
+    /// Registers an instance made already in the current container, shared as a `.singleton`.
+    ///
+    /// ```swift
+    /// InjectionManager.register(Config.self, instance: Config(contentsOf: url))
+    /// ```
+    /// See ``InjectionContainer/register(_:instance:file:)-(Value.Type,_,_)``.
+    @discardableResult
+    public static func register<Value>(
+        _ type: Value.Type, instance: sending Value, file: StaticString = #fileID
+    ) -> InjectionRegistration<Value> {
+        currentContainer.register(type, instance: instance, file: file)
+    }
+
+    /// Registers an instance made already for the typed key `Key` in the current container.
+    @discardableResult
+    public static func register<Key: InjectionKey>(
+        _ key: Key.Type, instance: sending Key.Value, file: StaticString = #fileID
+    ) -> InjectionRegistration<Key.Value> {
+        currentContainer.register(key, instance: instance, file: file)
     }
 
     /// Removes the registration of `type` and its cached instance from the current container.
@@ -99,6 +122,16 @@ public enum InjectionManager {
     /// For a class that is both an ``InjectionKey`` and a registered type, this removes the key's registration.
     public static func unregister<Key: InjectionKey>(_ key: Key.Type) {
         currentContainer.unregister(key)
+    }
+
+    /// Removes every registration and cached instance of the current container, singletons included.
+    ///
+    /// ```swift
+    /// InjectionManager.removeAll()
+    /// ```
+    /// See ``InjectionContainer/removeAll()``.
+    public static func removeAll() {
+        currentContainer.removeAll()
     }
 
     /// Whether `type` is registered in the current container.
@@ -196,14 +229,15 @@ public enum InjectionManager {
     /// InjectionManager.register(ProfileViewModel.self, isolation: MainActor.shared) { ProfileViewModel() }
     /// ```
     /// See ``InjectionContainer/register(_:lifetime:isolation:factory:postConstruction:)-(Value.Type,_,_,_,_)``.
+    @discardableResult
     public static func register<Value>(
         _ type: Value.Type,
-        lifetime: InjectionLifetime = .scoped,
+        lifetime: InjectionLifetime? = nil,
         isolation: MainActor,
         file: StaticString = #fileID,
         factory: @escaping @MainActor @Sendable () throws -> Value,
         postConstruction: (@Sendable (Value) throws -> Void)? = nil
-    ) {
+    ) -> InjectionRegistration<Value> {
         currentContainer.register(type, lifetime: lifetime, isolation: isolation, file: file, factory: factory, postConstruction: postConstruction)
     }
 
@@ -213,34 +247,37 @@ public enum InjectionManager {
     /// InjectionManager.register(Store.self) { await LiveStore.open() }
     /// ```
     /// See ``InjectionContainer/register(_:lifetime:factory:)-(Value.Type,_,_)``.
+    @discardableResult
     public static func register<Value>(
         _ type: Value.Type,
-        lifetime: InjectionLifetime = .scoped,
+        lifetime: InjectionLifetime? = nil,
         file: StaticString = #fileID,
         factory: @escaping @Sendable () async throws -> Value
-    ) {
+    ) -> InjectionRegistration<Value> {
         currentContainer.register(type, lifetime: lifetime, file: file, factory: factory)
     }
 
     /// Registers a main-actor factory for the typed key `Key` in the current container.
+    @discardableResult
     public static func register<Key: InjectionKey>(
         _ key: Key.Type,
-        lifetime: InjectionLifetime = .scoped,
+        lifetime: InjectionLifetime? = nil,
         isolation: MainActor,
         file: StaticString = #fileID,
         factory: @escaping @MainActor @Sendable () throws -> Key.Value,
         postConstruction: (@Sendable (Key.Value) throws -> Void)? = nil
-    ) {
+    ) -> InjectionRegistration<Key.Value> {
         currentContainer.register(key, lifetime: lifetime, isolation: isolation, file: file, factory: factory, postConstruction: postConstruction)
     }
 
     /// Registers an `async` factory for the typed key `Key` in the current container.
+    @discardableResult
     public static func register<Key: InjectionKey>(
         _ key: Key.Type,
-        lifetime: InjectionLifetime = .scoped,
+        lifetime: InjectionLifetime? = nil,
         file: StaticString = #fileID,
         factory: @escaping @Sendable () async throws -> Key.Value
-    ) {
+    ) -> InjectionRegistration<Key.Value> {
         currentContainer.register(key, lifetime: lifetime, file: file, factory: factory)
     }
 

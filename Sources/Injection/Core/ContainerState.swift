@@ -199,6 +199,21 @@ struct ContainerState {
         return evictions
     }
 
+    /// Unregisters everything: every instance is evicted as by a reset, singletons included, and every
+    /// build in progress finishes but caches nothing.
+    mutating func removeAll() -> Evictions {
+        var evictions = Evictions()
+        epoch &+= 1
+        generation &+= 1
+        for (key, registration) in registrations {
+            evictions.empty(registration, key: key)
+            evictions.released.append(registration)
+        }
+        registrations.removeAll()
+        resettable.removeAll()
+        return evictions
+    }
+
     /// Takes `instance` out of `key`'s registration if it is still there: its `postConstruction`, or one in
     /// its graph, failed.
     mutating func evict(_ instance: Box, of key: TypeID) -> Evictions {

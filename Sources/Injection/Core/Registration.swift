@@ -129,6 +129,16 @@ final class Box: @unchecked Sendable {  // Immutable once made.
         return _openExistential(type, do: disposable)
     }
 
+    /// Whether the instance is an `Optional` holding `nil`, which is never cached.
+    var isNilOptional: Bool {
+        func isNil<Value>(_: Value.Type) -> Bool {
+            // The metadata-kind test first: the cast looks up a conformance, which costs far more.
+            guard _isOptional(Value.self) else { return false }
+            return (storage.assumingMemoryBound(to: Value.self).pointee as? any OptionalType)?.isNil ?? false
+        }
+        return _openExistential(type, do: isNil)
+    }
+
     /// The identity of the instance's dynamic type.
     var dynamicType: ObjectIdentifier {
         func dynamicType<Value>(_: Value.Type) -> ObjectIdentifier {
@@ -265,6 +275,21 @@ final class Registration: @unchecked Sendable {
     /// The same registration for another container (`InjectionContainer(copying:)`), with nothing built.
     func copy() -> Registration {
         Registration(type, valueType, lifetime, file, factory, postConstruct, plainFactory: plainFactory)
+    }
+
+    /// The same registration with `postConstruction` run after the ones it has, with nothing built.
+    func adding<Value>(postConstruction: @escaping @Sendable (Value) throws -> Void) -> Registration {
+        let added = Self.postConstruct(postConstruction)!
+        let chained: @Sendable (UnsafeRawPointer) throws -> Void
+        if let earlier = postConstruct {
+            chained = { storage in
+                try earlier(storage)
+                try added(storage)
+            }
+        } else {
+            chained = added
+        }
+        return Registration(type, valueType, lifetime, file, factory, chained, plainFactory: plainFactory)
     }
 
     private static func postConstruct<Value>(

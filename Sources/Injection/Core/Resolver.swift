@@ -234,10 +234,13 @@ extension InjectionContainer {
             outcome = .failure(.weakNeedsClass(registration.type, chain: frame.chain, names: names))
         }
         let instance = try? outcome.get()
+        // `nil` means "not available yet": the next resolve runs the factory again.
+        let cacheable = instance.map { registration.lifetime == .transient || !$0.isNilOptional } ?? false
         var replaced: AnyObject?  // Released after unlocking.
         defer { _ = replaced }
         let completion = state.withLock { state in
-            let completion = state.complete(key, registration, build: build, instance: instance, recordedEdges: frame.recordsEdges)
+            let completion = state.complete(
+                key, registration, build: build, instance: cacheable ? instance : nil, recordedEdges: frame.recordsEdges)
             if completion.cached, let thread, let instance {
                 replaced = thread.insert(instance, isFactory: false, for: key, in: ObjectIdentifier(self))
                 state.noteInThreadCaches(key)

@@ -4,6 +4,7 @@ final class Transaction: @unchecked Sendable {  // `operations` and `isCommitted
         case reset
         case register(TypeID, Registration)
         case unregister(TypeID)
+        case removeAll
     }
 
     let container: InjectionContainer
@@ -57,7 +58,7 @@ final class Transaction: @unchecked Sendable {  // `operations` and `isCommitted
             for operation in operations.reversed() {
                 switch operation {
                 case .register(key, _): return true
-                case .unregister(key): return false
+                case .unregister(key), .removeAll: return false
                 default: continue
                 }
             }

@@ -93,11 +93,14 @@ final class TypeNames: @unchecked Sendable {  // `cache`: under `lock`.
     }
 }
 
-/// Lets a message see through `Optional<Wrapped>` to suggest the non-optional type.
+/// Lets a message see through `Optional<Wrapped>` to suggest the non-optional type, and the resolver
+/// tell a `nil` result, which it never caches.
 protocol OptionalType {
     static var wrappedType: Any.Type { get }
+    var isNil: Bool { get }
 }
 
 extension Optional: OptionalType {
     static var wrappedType: Any.Type { Wrapped.self }
+    var isNil: Bool { self == nil }
 }

@@ -1,0 +1,56 @@
+/// A registration just made, returned by `register` so more can be chained on it.
+///
+/// ```swift
+/// InjectionManager.register(LiveSession.self) { LiveSession() }
+///     .implements((any Auth).self) { $0 }
+///     .implements((any TokenStore).self) { $0 }
+///     .postConstruction { session in session.restore() }
+/// ```
+/// Chain it right after `register`, at launch: each call registers again (the first registers the
+/// other type), so it evicts whatever was built from the registration before it.
+public struct InjectionRegistration<Value>: Sendable {
+    let container: InjectionContainer
+    let registration: Registration
+
+    init(_ container: InjectionContainer, _ registration: Registration) {
+        self.container = container
+        self.registration = registration
+    }
+
+    /// Makes `Other` resolve to this registration's instance, through `upcast`: one object under
+    /// several protocols.
+    ///
+    /// ```swift
+    /// InjectionManager.register(LiveSession.self) { LiveSession() }.implements((any Auth).self) { $0 }
+    /// Inject((any Auth).self) === Inject(LiveSession.self)   // true, in one scope
+    /// ```
+    /// `Other` gets the same instance in the same scope, with this registration's lifetime, and a reset
+    /// evicts that instance once: `Other` keeps nothing of its own, it resolves this registration and
+    /// upcasts. The closure is the upcast, so it needs no `as!`. The graph shows `Other` needing this type.
+    @discardableResult
+    public func implements<Other>(
+        _ other: Other.Type, file: StaticString = #fileID, _ upcast: @escaping @Sendable (Value) -> Other
+    ) -> Self {
+        let primary = registration.type
+        container.register(Registration(AnyType(other), lifetime: .transient, file: file, factory: {
+            // Through the binding, not a captured container: a copy of the container resolves its own.
+            upcast(try InjectionManager.resolveInCurrent(primary, as: Value.self, caller: nil))
+        }, postConstruction: nil))
+        return self
+    }
+
+    /// Adds a `postConstruction` step, run after the ones registered before it, in order.
+    ///
+    /// ```swift
+    /// InjectionManager.register(DataProvider.self) { DataProvider() }
+    ///     .postConstruction { $0.delegate = Inject(ViewController.self) }
+    ///     .postConstruction { $0.reload() }
+    /// ```
+    /// It follows the rules of `register`'s `postConstruction:` parameter, which is the first step.
+    @discardableResult
+    public func postConstruction(_ body: @escaping @Sendable (Value) throws -> Void) -> Self {
+        let chained = registration.adding(postConstruction: body)
+        container.register(chained)
+        return InjectionRegistration(container, chained)
+    }
+}

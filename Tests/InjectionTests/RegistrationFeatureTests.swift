@@ -1,0 +1,163 @@
+import Foundation
+import Injection
+import Testing
+
+// What people moving from other libraries expect of registration: implements, instance, a per-container
+// default lifetime, removeAll, chained postConstruction, and nil optionals that are not cached.
+
+private protocol Auth: AnyObject, Sendable { var token: String { get } }
+private protocol TokenStore: AnyObject, Sendable { func store(_ token: String) }
+
+private final class LiveSession: Auth, TokenStore, InjectionDisposable, @unchecked Sendable {
+    let disposals: Counter
+    init(disposals: Counter) { self.disposals = disposals }
+    var token: String { "t" }
+    func store(_ token: String) {}
+    func dispose() { disposals.increment() }
+}
+
+private final class Plain: Sendable {}
+
+/// Not `Sendable`: made at launch and handed to the container.
+private final class LaunchConfig {
+    var name = "launch"
+}
+
+private final class Steps: @unchecked Sendable {
+    private let lock = NSLock()
+    private var steps: [String] = []
+    func append(_ step: String) { lock.withLock { steps.append(step) } }
+    var all: [String] { lock.withLock { steps } }
+}
+
+@Suite("Registration features")
+struct RegistrationFeatureTests {
+    @Test("implements: one instance under several protocols, in one scope, evicted once by a reset")
+    func implementsSharesOneInstance() throws {
+        let container = InjectionContainer()
+        let disposals = Counter()
+        container.register(LiveSession.self) { LiveSession(disposals: disposals) }
+            .implements((any Auth).self) { $0 }
+            .implements((any TokenStore).self) { $0 }
+        let session = try container.resolve(LiveSession.self)
+        #expect(try container.resolve((any Auth).self) === session)
+        #expect(try container.resolve((any TokenStore).self) === session)
+        let viaInject = InjectionManager.withContainer(container) { Inject((any Auth).self) }
+        #expect(viaInject === session)
+        container.resetCurrentContainer()
+        #expect(disposals.value == 1, "a reset evicts the one instance once")
+        let next = try container.resolve((any Auth).self)
+        #expect(next !== session)
+        #expect(try container.resolve(LiveSession.self) === next, "the new scope shares one instance again")
+    }
+
+    @Test("implements follows the registration's lifetime: a transient gives a new instance each time")
+    func implementsFollowsLifetime() throws {
+        let container = InjectionContainer()
+        container.register(LiveSession.self, lifetime: .transient) { LiveSession(disposals: Counter()) }
+            .implements((any Auth).self) { $0 }
+        #expect(try container.resolve((any Auth).self) !== (try container.resolve((any Auth).self)))
+    }
+
+    @Test("implements in a copied container resolves the copy's instance, not the original's")
+    func implementsInACopy() throws {
+        let original = InjectionContainer()
+        original.register(LiveSession.self) { LiveSession(disposals: Counter()) }.implements((any Auth).self) { $0 }
+        let copy = InjectionContainer(copying: original)
+        #expect(try copy.resolve((any Auth).self) === (try copy.resolve(LiveSession.self)))
+        #expect(try copy.resolve((any Auth).self) !== (try original.resolve((any Auth).self)))
+    }
+
+    @Test("register(_:instance:) hands over an existing, non-Sendable object as a singleton")
+    func registerInstance() throws {
+        let container = InjectionContainer()
+        let config = LaunchConfig()
+        config.name = "made at launch"
+        container.register(LaunchConfig.self, instance: config)
+        let resolved = try container.resolve(LaunchConfig.self)
+        #expect(resolved.name == "made at launch")
+        container.resetCurrentContainer()
+        #expect(try container.resolve(LaunchConfig.self) === resolved, "a singleton survives resets")
+    }
+
+    @Test("a container's default lifetime applies where register names none")
+    func defaultLifetime() throws {
+        let transient = InjectionContainer(defaultLifetime: .transient)
+        #expect(transient.defaultLifetime == .transient)
+        transient.register(Plain.self) { Plain() }
+        #expect(try transient.resolve(Plain.self) !== (try transient.resolve(Plain.self)))
+        transient.register(Plain.self, lifetime: .scoped) { Plain() }
+        #expect(try transient.resolve(Plain.self) === (try transient.resolve(Plain.self)), "an explicit lifetime wins")
+        #expect(InjectionContainer().defaultLifetime == .scoped)
+        #expect(InjectionContainer(copying: transient).defaultLifetime == .transient)
+    }
+
+    @Test("removeAll removes every registration and instance, singletons included, and disposes them")
+    func removeAll() throws {
+        let container = InjectionContainer()
+        let disposals = Counter()
+        container.register(LiveSession.self, lifetime: .singleton) { LiveSession(disposals: disposals) }
+        container.register(Plain.self) { Plain() }
+        _ = try container.resolve(LiveSession.self)
+        _ = try container.resolve(Plain.self)
+        container.removeAll()
+        #expect(disposals.value == 1)
+        #expect(!container.isRegistered(LiveSession.self))
+        #expect(!container.isRegistered(Plain.self))
+        let error = #expect(throws: InjectionError.self) { try container.resolve(Plain.self) }
+        #expect(error?.kind == .notRegistered)
+    }
+
+    @Test("removeAll inside a reset block lands with the block; registrations made after it stay")
+    func removeAllInResetBlock() throws {
+        let container = InjectionContainer()
+        container.register(LiveSession.self) { LiveSession(disposals: Counter()) }
+        container.resetCurrentContainer {
+            container.removeAll()
+            #expect(!container.isRegistered(LiveSession.self))
+            container.register(Plain.self) { Plain() }
+        }
+        #expect(!container.isRegistered(LiveSession.self))
+        #expect(container.isRegistered(Plain.self))
+        InjectionManager.withContainer(container) { InjectionManager.removeAll() }
+        #expect(!container.isRegistered(Plain.self))
+    }
+
+    @Test("postConstruction steps chain on the handle and run in the order given, after the parameter's")
+    func chainedPostConstruction() throws {
+        let container = InjectionContainer()
+        let steps = Steps()
+        container.register(Plain.self) { Plain() } postConstruction: { _ in steps.append("parameter") }
+            .postConstruction { _ in steps.append("first") }
+            .postConstruction { _ in steps.append("second") }
+        _ = try container.resolve(Plain.self)
+        _ = try container.resolve(Plain.self)
+        #expect(steps.all == ["parameter", "first", "second"], "each step runs once, in order")
+    }
+
+    @Test("a nil optional is not cached: the factory runs again; a non-nil result is cached")
+    func nilOptionalIsNotCached() throws {
+        let container = InjectionContainer()
+        let runs = Counter()
+        let available = Counter()
+        container.register(Plain?.self) {
+            runs.increment()
+            return available.value > 0 ? Plain() : nil
+        }
+        #expect(try container.resolve(Plain?.self) == nil)
+        #expect(try container.resolve(Plain?.self) == nil)
+        #expect(runs.value == 2, "nil was not cached")
+        available.increment()
+        let made = try container.resolve(Plain?.self)
+        #expect(made != nil)
+        #expect(try container.resolve(Plain?.self) === made)
+        #expect(runs.value == 3, "a non-nil result is cached")
+        container.register(Plain?.self, lifetime: .singleton) {
+            runs.increment()
+            return nil
+        }
+        _ = try container.resolve(Plain?.self)
+        _ = try container.resolve(Plain?.self)
+        #expect(runs.value == 5, "singletons do not cache nil either")
+    }
+}
