@@ -23,10 +23,8 @@
 ///
 /// > Warning: Reading ``value`` traps like `Inject()` if the type cannot be resolved (the message names
 /// > the type and chain; its file and line are the library's); use ``resolve()`` to handle the error.
-public final class InjectLazy<Value>: @unchecked Sendable {
-    /// Weak: a handle held by an instance its container caches would otherwise keep that container alive.
-    private weak var container: InjectionContainer?
-    private let requested: AnyType
+public final class InjectLazy<Value>: @unchecked Sendable {  // `resolved`: under `lock`.
+    private let target: HandleTarget
     private let lock = WordLock(padded: false)
     private var resolved: Box?
 
@@ -35,14 +33,12 @@ public final class InjectLazy<Value>: @unchecked Sendable {
     /// Creates a handle for `type`, resolved from the current container on first use.
     @_disfavoredOverload  // For a key type, the key initializer below must win.
     public init(_ type: Value.Type = Value.self) {
-        container = InjectionManager.currentContainer
-        requested = AnyType(type)
+        target = HandleTarget(AnyType(type))
     }
 
     /// Creates a handle for the typed key `Key`, resolved from the current container on first use.
     public init<Key: InjectionKey>(_ key: Key.Type) where Key.Value == Value {
-        container = InjectionManager.currentContainer
-        requested = AnyType(key: key)
+        target = HandleTarget(AnyType(key: key))
     }
 
     /// The instance, resolved on first read; traps with an `Injection:` message if it cannot be.
@@ -61,13 +57,31 @@ public final class InjectLazy<Value>: @unchecked Sendable {
     ///   gone. A failure is not remembered: the next call tries again.
     public func resolve() throws(InjectionError) -> Value {
         if let box = lock.withLock({ resolved }) { return box.value(as: Value.self) }
-        guard let container else { throw .containerReleased(requested) }
-        let thread = ThreadState.current
-        let value = try container.resolve(requested, as: Value.self, binding: Binding.current(thread), thread: thread, caller: nil)
+        let value = try target.resolve(as: Value.self, handle: "InjectLazy")
         return lock.withLock {
             if let resolved { return resolved.value(as: Value.self) }  // Another thread was first.
             resolved = Box(value)
             return value
         }
+    }
+}
+
+/// What ``InjectLazy`` and ``InjectProvider`` resolve: a type, from the container that was current when
+/// the handle was made.
+struct HandleTarget: @unchecked Sendable {  // Immutable; `container` is a weak reference, which the runtime synchronises.
+    /// Weak: a handle held by an instance its container caches would otherwise keep that container alive.
+    private weak var container: InjectionContainer?
+    private let requested: AnyType
+
+    init(_ requested: AnyType) {
+        container = InjectionManager.currentContainer
+        self.requested = requested
+    }
+
+    /// Resolves the type now, in the current binding; `handle` names the handle's kind in the error.
+    func resolve<Value>(as _: Value.Type, handle: String) throws(InjectionError) -> Value {
+        guard let container else { throw .containerReleased(requested, handle: handle) }
+        let thread = ThreadState.current
+        return try container.resolve(requested, as: Value.self, binding: Binding.current(thread), thread: thread, caller: nil)
     }
 }

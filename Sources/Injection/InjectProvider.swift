@@ -18,22 +18,18 @@
 ///
 /// > Warning: Reading ``value`` traps like `Inject()` if the type cannot be resolved; use
 /// > ``resolve()`` to handle the error.
-public final class InjectProvider<Value>: @unchecked Sendable {  // Immutable; `container` is a weak reference, which the runtime synchronises.
-    /// Weak: a provider held by an instance its container caches would otherwise keep that container alive.
-    private weak var container: InjectionContainer?
-    private let requested: AnyType
+public final class InjectProvider<Value>: Sendable {
+    private let target: HandleTarget
 
     /// Creates a provider for `type`, resolving from the current container on every read.
     @_disfavoredOverload  // For a key type, the key initializer below must win.
     public init(_ type: Value.Type = Value.self) {
-        container = InjectionManager.currentContainer
-        requested = AnyType(type)
+        target = HandleTarget(AnyType(type))
     }
 
     /// Creates a provider for the typed key `Key`, resolving from the current container on every read.
     public init<Key: InjectionKey>(_ key: Key.Type) where Key.Value == Value {
-        container = InjectionManager.currentContainer
-        requested = AnyType(key: key)
+        target = HandleTarget(AnyType(key: key))
     }
 
     /// The instance the container gives now; traps with an `Injection:` message if it cannot.
@@ -53,8 +49,6 @@ public final class InjectProvider<Value>: @unchecked Sendable {  // Immutable; `
     /// - Throws: ``InjectionError`` as ``InjectionContainer/resolve(_:isolation:)-(Value.Type,_)`` does, or
     ///   ``InjectionError/Kind/containerReleased`` if the container is gone.
     public func resolve() throws(InjectionError) -> Value {
-        guard let container else { throw .containerReleased(requested, handle: "InjectProvider") }
-        let thread = ThreadState.current
-        return try container.resolve(requested, as: Value.self, binding: Binding.current(thread), thread: thread, caller: nil)
+        try target.resolve(as: Value.self, handle: "InjectProvider")
     }
 }

@@ -81,6 +81,24 @@ extension InjectionContainer {
         return InjectionGraph(registered: registered, edges: seen, names: names)
     }
 
+    /// Tells ``InjectionManager/diagnosticsHandler`` (once per type) that `type` was registered again,
+    /// outside a reset block, while cached instances that were built with the old one are still cached.
+    func reportStaleDependents(of type: AnyType) {
+        let dependents = observations.withLock { $0.edges.filter { $0.to == type }.map(\.from) }
+        guard !dependents.isEmpty else { return }
+        let cached = state.withLock { state in
+            dependents.filter { state.registrations[$0.id]?.cached != nil }
+        }
+        guard !cached.isEmpty, observations.withLock({ $0.reportedStale.insert(type.id).inserted }) else { return }
+        let name = names.name(type)
+        let holders = cached.map(names.name).sorted().joined(separator: ", ")
+        InjectionManager.diagnosticsHandler("""
+            Injection: \(name) was registered again while cached instances still hold the old one: \(holders). \
+            They keep it until the next reset. Register it inside a reset, so they are rebuilt too: \
+            resetCurrentContainer { register(\(TypeNames.literal(name)).self) { ... } }
+            """)
+    }
+
     /// Adds "A needs B" to the graph.
     @inline(never)
     func record(_ edge: InjectionGraph._Edge) {
@@ -150,4 +168,6 @@ struct Observations {
     /// Weak references to evicted instances, for `liveInstancesFromPreviousScopes()`.
     var retired: [WeakReference] = []
     var tracksEvictions = _isDebugAssertConfiguration()
+    /// The types whose stale dependents were reported: each is reported once.
+    var reportedStale: Set<TypeID> = []
 }

@@ -37,6 +37,8 @@ public final class InjectionContainer: @unchecked Sendable {
 
     /// The lifetime of registrations that name none: ``InjectionLifetime/scoped`` unless set.
     public let defaultLifetime: InjectionLifetime
+    /// The test this container was made for (by `InjectionTesting`), named in trap messages.
+    package let testName: String?
 
     /// Creates an empty container.
     ///
@@ -49,6 +51,7 @@ public final class InjectionContainer: @unchecked Sendable {
     public init(defaultLifetime: InjectionLifetime = .scoped) {
         verification = nil
         self.defaultLifetime = defaultLifetime
+        testName = nil
         names = TypeNames(state)
     }
 
@@ -71,8 +74,14 @@ public final class InjectionContainer: @unchecked Sendable {
         self.init(copying: other, verification: nil)
     }
 
-    init(copying other: InjectionContainer, verification: Verification?) {
+    /// A copy of `other` for the test `testName` (`InjectionTesting`'s isolation), which traps name.
+    package convenience init(copying other: InjectionContainer, testName: String) {
+        self.init(copying: other, verification: nil, testName: testName)
+    }
+
+    init(copying other: InjectionContainer, verification: Verification?, testName: String? = nil) {
         self.verification = verification
+        self.testName = testName ?? other.testName
         defaultLifetime = other.defaultLifetime
         names = TypeNames(state)
         let registrations = other.state.withLock { $0.registrations }
@@ -321,7 +330,13 @@ public final class InjectionContainer: @unchecked Sendable {
     func register(_ registration: Registration) {
         let key = registration.type.id
         if let transaction = openTransaction(), transaction.record(.register(key, registration)) { return }
-        apply { $0.replace(key, with: registration) }
+        var evictedAnInstance = false
+        apply { state in
+            let evictions = state.replace(key, with: registration)
+            evictedAnInstance = !evictions.instances.isEmpty
+            return evictions
+        }
+        if evictedAnInstance { reportStaleDependents(of: registration.type) }
     }
 
     /// The open `resetCurrentContainer { }` of this container that the current code runs inside, if any:

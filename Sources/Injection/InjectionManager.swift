@@ -40,11 +40,43 @@ public enum InjectionManager {
 
     /// Ends the process with `error`'s message, or, inside `verify()`, reports it and parks the thread.
     static func fail(_ error: InjectionError, file: StaticString, line: UInt) -> Never {
-        if let binding = Binding.current(ThreadState.current),
-           let verification = binding.container.takeUnretainedValue().verification {
-            verification.park(error, container: binding.container.takeUnretainedValue(), frame: binding.frame)
+        let container = Binding.current(ThreadState.current)?.container.takeUnretainedValue()
+        if let container, let verification = container.verification {
+            verification.park(error, container: container, frame: Binding.current(ThreadState.current)?.frame)
         }
-        fatalError(error.description, file: file, line: line)
+        guard let test = container?.testName else { fatalError(error.description, file: file, line: line) }
+        var message = error.description + " This happened in the test \(test)."
+        if error.kind == .notRegistered {
+            message += " Register a mock for it in the test, before it is resolved: " +
+                "InjectionManager.register(\(TypeNames.literal(error.typeName)).self) { ... }, or in the registrations " +
+                "the test starts with: .isolatedInjection(startingWith:)."
+        }
+        fatalError(message, file: file, line: line)
+    }
+
+    // MARK: - Diagnostics handler
+
+    private static let handler = LockedState<@Sendable (String) -> Void>(defaultDiagnosticsHandler)
+
+    /// Where the library reports mistakes that are not errors: one line per finding, starting with
+    /// `Injection:`.
+    ///
+    /// ```swift
+    /// InjectionManager.diagnosticsHandler = { line in logger.warning("\(line)") }
+    /// ```
+    /// Today it reports registering a type again while cached instances still hold the old one (a
+    /// forgotten `resetCurrentContainer { }` at login), once per type and container; `register` calls it
+    /// synchronously. By default it prints the line to standard error in debug builds and does nothing in
+    /// release builds. Tests can install a handler that records.
+    public static var diagnosticsHandler: @Sendable (String) -> Void {
+        get { handler.withLock { $0 } }
+        set { handler.withLock { $0 = newValue } }
+    }
+
+    private static let defaultDiagnosticsHandler: @Sendable (String) -> Void = { line in
+        #if DEBUG
+        _injection_write_stderr(line + "\n")
+        #endif
     }
 
     /// The container the current task resolves from: the innermost one bound by

@@ -6,7 +6,7 @@ import XCTest
 ///
 /// Subclass it instead of `XCTestCase`; `register` and `Inject()` in a test then act on ``container``,
 /// a fresh `InjectionContainer(copying: InjectionManager.sharedContainer)` per test, and nothing leaks
-/// into the next test.
+/// into the next test. A test that traps in `Inject()` names itself in the message.
 ///
 /// ```swift
 /// final class LoginTests: InjectionTestCase {
@@ -26,7 +26,7 @@ open class InjectionTestCase: XCTestCase {
 
     /// Runs the test with a fresh copy of the process-wide container bound to it.
     override open func invokeTest() {
-        container = InjectionContainer(copying: InjectionManager.sharedContainer)
+        container = InjectionContainer(copying: InjectionManager.sharedContainer, testName: name)
         InjectionManager.withContainer(container) {
             super.invokeTest()
         }

@@ -1,4 +1,5 @@
 #include "check.h"
+#include "InjectionThread.h"
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -7,4 +8,8 @@ void _injection_check(int result, const char *call) {
     fprintf(stderr, "Injection: %s failed with error %d; this is a bug in Injection or memory corruption.\n",
             call, result);
     abort();
+}
+
+void _injection_write_stderr(const char *line) {
+    fputs(line, stderr);
 }

@@ -24,6 +24,10 @@ final class InjectionTestCaseTests: InjectionTestCase {
         XCTAssertFalse(InjectionManager.sharedContainer.isRegistered(SecondOnly.self))
     }
 
+    func testTheContainerKnowsTheTestItWasMadeFor() {
+        XCTAssertEqual(container.testName, name, "a trap in this test names it")
+    }
+
     func testAsyncTestsSeeTheContainerToo() async throws {
         InjectionManager.register(FirstOnly.self) { FirstOnly() }
         let fromChild = await Task { InjectionManager.isRegistered(FirstOnly.self) }.value

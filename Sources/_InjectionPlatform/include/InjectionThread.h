@@ -72,4 +72,10 @@ static inline uintptr_t _injection_stack_position(void) {
 /// Linux, whether the thread id is the process id, cached per thread and recomputed after `fork()`.
 _Bool _injection_is_main_thread(void);
 
+// MARK: Diagnostics output
+
+/// Writes `line` (a NUL-terminated UTF-8 string) to standard error in one `fputs`, for the default
+/// diagnostics handler. Never fails the caller.
+void _injection_write_stderr(const char *_Nonnull line);
+
 #endif
