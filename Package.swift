@@ -6,6 +6,9 @@ let package = Package(
     platforms: [.macOS(.v10_15), .iOS(.v13), .tvOS(.v13), .watchOS(.v6), .visionOS(.v1)],
     products: [
         .library(name: "Injection", targets: ["Injection"]),
+        // The same library linked dynamically: for an app made of several dynamic frameworks, so that all of
+        // them share one process-wide container instead of one copy each (see the README).
+        .library(name: "InjectionDynamic", type: .dynamic, targets: ["Injection"]),
         .library(name: "InjectionTesting", targets: ["InjectionTesting"]),
     ],
     // No `dependencies:` on purpose: the library depends on the toolchain only.
