@@ -17,13 +17,15 @@
 ///
 /// > Warning: `Inject()` cannot throw. A missing registration, a dependency cycle or a throwing
 /// > factory stops the process with a message that starts with `Injection:`, names the type and the
-/// > chain that needed it, and says how to fix it. Use ``InjectionManager/resolve(_:)`` to handle
+/// > chain that needed it, and says how to fix it. Use ``InjectionManager/resolve(_:isolation:)-(Value.Type,_)`` to handle
 /// > those failures instead.
 ///
 /// - Parameters:
 ///   - type: The registered type. Omit it where the result's type is inferred.
 ///   - isolation: The caller's actor, filled in by the compiler: it tells a `@MainActor` caller apart,
 ///     so a main-actor factory can run right here.
+///   - file: The file a trap reports (leave the default).
+///   - line: The line a trap reports (leave the default).
 /// - Returns: The cached instance for `.scoped` and `.singleton` registrations, a new one for `.transient`.
 public func Inject<Value>(
     _ type: Value.Type = Value.self,
@@ -45,7 +47,7 @@ public func Inject<Value>(
 /// let db = Inject(PrimaryDatabase.self)              // a Database
 /// let sameDB: Database = Inject(PrimaryDatabase.self)
 /// ```
-/// See ``InjectionKey`` and ``Inject(_:isolation:file:line:)``.
+/// See ``InjectionKey`` and ``Inject(_:isolation:file:line:)-(Value.Type,_,_,_)``.
 public func Inject<Key: InjectionKey>(
     _ key: Key.Type,
     isolation: isolated (any Actor)? = #isolation,

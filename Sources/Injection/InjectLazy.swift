@@ -52,7 +52,7 @@ public final class InjectLazy<Value>: @unchecked Sendable {  // `resolved`: unde
 
     /// The instance, resolved on first call; throws instead of trapping.
     ///
-    /// - Throws: ``InjectionError`` as ``InjectionContainer/resolve(_:)`` does, or
+    /// - Throws: ``InjectionError`` as ``InjectionContainer/resolve(_:isolation:)-(Value.Type,_)`` does, or
     ///   ``InjectionError/Kind/containerReleased`` if the handle was never resolved and its container is
     ///   gone. A failure is not remembered: the next call tries again.
     public func resolve() throws(InjectionError) -> Value {

@@ -13,7 +13,7 @@ extension InjectionContainer {
     /// A synchronous resolve runs the factory on the main thread, with no `assumeIsolated` tricks in
     /// your code. Off the main actor, a synchronous resolve that has to build the instance fails with
     /// ``InjectionError/Kind/wrongIsolation`` (`Inject()` traps with a message naming the type and the
-    /// actor) instead of crashing inside the factory; ``resolveAsync(_:)`` hops to the main actor.
+    /// actor) instead of crashing inside the factory; ``resolveAsync(_:)-(Value.Type)`` hops to the main actor.
     /// Once built, the instance is returned from anywhere: a `@MainActor` class is `Sendable`.
     @discardableResult
     public func register<Value>(
@@ -29,7 +29,7 @@ extension InjectionContainer {
         return InjectionRegistration(self, registration)
     }
 
-    /// Registers an `async` factory: built by ``resolveAsync(_:)`` or ``prepare(_:)``.
+    /// Registers an `async` factory: built by ``resolveAsync(_:)-(Value.Type)`` or ``prepare(_:)-(Value.Type)``.
     ///
     /// ```swift
     /// container.register(Store.self) { await LiveStore.open() }
@@ -39,7 +39,7 @@ extension InjectionContainer {
     /// it. The construction runs in a task of its own, so cancelling a task that waits for it never
     /// cancels it for the others. A reset during the construction keeps its result out of the new
     /// scope. A synchronous resolve (`Inject()`) returns the instance once it is built and reports
-    /// ``InjectionError/Kind/asyncFactory`` before: warm such types at launch with ``prepare(_:)``.
+    /// ``InjectionError/Kind/asyncFactory`` before: warm such types at launch with ``prepare(_:)-(Value.Type)``.
     /// `verify()` does not run async factories.
     @discardableResult
     public func register<Value>(
@@ -53,7 +53,7 @@ extension InjectionContainer {
         return InjectionRegistration(self, registration)
     }
 
-    /// Registers a main-actor factory for the typed key `Key`; see ``register(_:lifetime:isolation:factory:postConstruction:)``.
+    /// Registers a main-actor factory for the typed key `Key`; see ``register(_:lifetime:isolation:file:factory:postConstruction:)-(Value.Type,_,_,_,_,_)``.
     @discardableResult
     public func register<Key: InjectionKey>(
         _ key: Key.Type,
@@ -68,7 +68,7 @@ extension InjectionContainer {
         return InjectionRegistration(self, registration)
     }
 
-    /// Registers an `async` factory for the typed key `Key`; see ``register(_:lifetime:factory:)``.
+    /// Registers an `async` factory for the typed key `Key`; see ``register(_:lifetime:file:factory:)-(Value.Type,_,_,_)``.
     @discardableResult
     public func register<Key: InjectionKey>(
         _ key: Key.Type,

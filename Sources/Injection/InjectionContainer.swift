@@ -2,7 +2,7 @@ import _InjectionPlatform
 
 /// A registry of factories plus the instances of one resettable scope.
 ///
-/// Most code never names a container: ``InjectionManager`` and ``Inject(_:isolation:file:line:)`` act on
+/// Most code never names a container: ``InjectionManager`` and ``Inject(_:isolation:file:line:)-(Value.Type,_,_,_)`` act on
 /// ``InjectionManager/currentContainer``, the process-wide container unless a task bound another with
 /// ``InjectionManager/withContainer(_:operation:)``. Use a container directly for isolated tests,
 /// previews, or to carry one to a thread outside structured concurrency.
@@ -105,12 +105,12 @@ public final class InjectionContainer: @unchecked Sendable {
     /// }
     /// ```
     /// - Parameters:
-    ///   - type: The type resolved by `Inject()` and ``resolve(_:)``, usually a protocol.
+    ///   - type: The type resolved by `Inject()` and ``resolve(_:isolation:)-(Value.Type,_)``, usually a protocol.
     ///   - lifetime: How long a built instance is kept. `nil` (the default): the container's
     ///     ``defaultLifetime``, ``InjectionLifetime/scoped`` unless set.
     ///   - file: The file that registers (leave the default): messages and the graph name it for a
     ///     `private` type, whose name alone cannot tell it from another.
-    ///   - factory: Builds an instance; may throw, which ``resolve(_:)`` reports as
+    ///   - factory: Builds an instance; may throw, which ``resolve(_:isolation:)-(Value.Type,_)`` reports as
     ///     ``InjectionError/Kind/factoryFailed`` without caching anything.
     ///   - postConstruction: Runs on the new instance once the outermost synchronous resolve has built
     ///     and cached the whole graph, so it can resolve types that need this one, in whichever order

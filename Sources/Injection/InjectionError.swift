@@ -1,6 +1,6 @@
 /// Why a resolution failed: which type, the chain of types being resolved, and how to fix it.
 ///
-/// ``InjectionManager/resolve(_:)`` throws it; ``Inject(_:isolation:file:line:)`` traps with its ``description``.
+/// ``InjectionManager/resolve(_:isolation:)-(Value.Type,_)`` throws it; ``Inject(_:isolation:file:line:)-(Value.Type,_,_,_)`` traps with its ``description``.
 ///
 /// ```swift
 /// do {

@@ -16,7 +16,7 @@ extension InjectionManager {
     ///
     /// > Warning: The binding is task-local. Child tasks inherit it, but work sent elsewhere outside
     /// > structured concurrency (`DispatchQueue.async`, `Thread`) sees the process-wide container:
-    /// > capture `container` and call ``InjectionContainer/resolve(_:)`` there, or bind it again.
+    /// > capture `container` and call ``InjectionContainer/resolve(_:isolation:)-(Value.Type,_)`` there, or bind it again.
     public static func withContainer<Result, Failure: Error>(
         _ container: InjectionContainer,
         operation: () throws(Failure) -> Result

@@ -93,7 +93,7 @@ public enum InjectionManager {
     /// InjectionManager.register(API.self) { LiveAPI() }
     /// InjectionManager.register(ViewModel.self, lifetime: .transient) { ViewModel(api: Inject()) }
     /// ```
-    /// See ``InjectionContainer/register(_:lifetime:factory:postConstruction:)-(Value.Type,_,_,_)``.
+    /// See ``InjectionContainer/register(_:lifetime:file:factory:postConstruction:)-(Value.Type,_,_,_,_)``.
     @discardableResult
     public static func register<Value>(
         _ type: Value.Type,
@@ -187,7 +187,7 @@ public enum InjectionManager {
     /// InjectionManager.register(Store.self) { try LiveStore(api: InjectionManager.resolve()) }
     /// ```
     /// Factories that resolve their dependencies with `try` let a failure deep in the graph reach
-    /// the caller with the whole chain. See ``InjectionContainer/resolve(_:)``.
+    /// the caller with the whole chain. See ``InjectionContainer/resolve(_:isolation:)-(Value.Type,_)``.
     public static func resolve<Value>(
         _ type: Value.Type = Value.self, isolation: isolated (any Actor)? = #isolation
     ) throws(InjectionError) -> Value {
@@ -260,7 +260,7 @@ public enum InjectionManager {
     /// ```swift
     /// InjectionManager.register(ProfileViewModel.self, isolation: MainActor.shared) { ProfileViewModel() }
     /// ```
-    /// See ``InjectionContainer/register(_:lifetime:isolation:factory:postConstruction:)-(Value.Type,_,_,_,_)``.
+    /// See ``InjectionContainer/register(_:lifetime:isolation:file:factory:postConstruction:)-(Value.Type,_,_,_,_,_)``.
     @discardableResult
     public static func register<Value>(
         _ type: Value.Type,
@@ -278,7 +278,7 @@ public enum InjectionManager {
     /// ```swift
     /// InjectionManager.register(Store.self) { await LiveStore.open() }
     /// ```
-    /// See ``InjectionContainer/register(_:lifetime:factory:)-(Value.Type,_,_)``.
+    /// See ``InjectionContainer/register(_:lifetime:file:factory:)-(Value.Type,_,_,_)``.
     @discardableResult
     public static func register<Value>(
         _ type: Value.Type,
