@@ -224,7 +224,9 @@ extension PinningAndResetListTests {
             _ = probe
             return PinOuter()
         }
-        let finished = runOnThreads(2) { index in
+        // The bound only tells a deadlock from slowness: this takes ~4 s in a debug build and over 30 s under
+        // AddressSanitizer (CI's leak check), where the default 30 s bound failed it while it was still running.
+        let finished = runOnThreads(2, timeout: 300) { index in
             for round in 0..<20_000 {
                 _ = try? container.resolve(PinOuter.self)
                 if index == 1 && round % 500 == 0 {

@@ -88,8 +88,23 @@ extension InjectionProbe {
     /// ```
     public struct StateMachine {
         private var state = ContainerState()
-        private var registrations: [TypeID: Registration] = [:]
+        private let made = Made()
+        private var registrations: [TypeID: Registration] {
+            get { made.registrations }
+            nonmutating set { made.registrations = newValue }
+        }
         private let container = ObjectIdentifier(StateMachine.self)
+
+        /// The registrations this driver made. A build a test leaves unfinished holds its registration, which
+        /// holds it back: the container always finishes or abandons its builds, a test need not, so the
+        /// driver breaks those cycles when it goes.
+        private final class Made {
+            var registrations: [TypeID: Registration] = [:] {
+                didSet { all += registrations.values.filter { new in !all.contains { $0 === new } } }
+            }
+            private var all: [Registration] = []
+            deinit { for registration in all { registration.build = nil } }
+        }
 
         /// A build in progress, as a claim hands it out.
         public struct Build: Equatable {
