@@ -95,7 +95,7 @@ extension InjectionContainer {
         InjectionManager.diagnosticsHandler("""
             Injection: \(name) was registered again while cached instances still hold the old one: \(holders). \
             They keep it until the next reset. Register it inside a reset, so they are rebuilt too: \
-            resetCurrentContainer { register(\(TypeNames.literal(name)).self) { ... } }
+            resetCurrentContainer { register(\(TypeNames.literal(type.type, named: name)).self) { ... } }
             """)
     }
 

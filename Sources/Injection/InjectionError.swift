@@ -74,7 +74,7 @@ extension InjectionError {
                 kind: .notRegistered, typeName: name, chain: chain.map(names.name),
                 description: """
                 Injection: no builder registered for \(name)\(resolving(chain, names)). Register it at launch: \
-                InjectionManager.register(\(TypeNames.literal(name)).self) { builder in ... }
+                InjectionManager.register(\(TypeNames.literal(type.type, named: name)).self) { builder in ... }
                 """)
         }
         var hint = ""
@@ -83,7 +83,7 @@ extension InjectionError {
         }
         if let optional = type.type as? any OptionalType.Type {
             let wrapped = names.name(of: optional.wrappedType)
-            hint = " If you meant the non-optional type, write Inject(\(TypeNames.literal(wrapped)).self): " +
+            hint = " If you meant the non-optional type, write Inject(\(TypeNames.literal(optional.wrappedType, named: wrapped)).self): " +
                 "Inject() into an optional asks for \(name) itself."
         }
         return InjectionError(
@@ -91,7 +91,7 @@ extension InjectionError {
             description: """
             Injection: no registration for \(name)\(resolving(chain, names)). \
             Register it before it is resolved, e.g. at launch: \
-            InjectionManager.register(\(TypeNames.literal(name)).self) { ... }\(hint)
+            InjectionManager.register(\(TypeNames.literal(type.type, named: name)).self) { ... }\(hint)
             """)
     }
 
@@ -163,14 +163,14 @@ extension InjectionError {
             cannot run. \(type.isBuilder ? "Build" : "Resolve") it from @MainActor code, or with \
             \(type.isBuilder
                 ? "`try await InjectionManager.buildAsync(model)`"
-                : "`try await container.resolveAsync(\(TypeNames.literal(name)).self)` (or `InjectionManager.resolveAsync`)"), \
+                : "`try await container.resolveAsync(\(TypeNames.literal(type.type, named: name)).self)` (or `InjectionManager.resolveAsync`)"), \
             which hops to the main actor.
             """)
     }
 
     static func asyncFactory(_ type: AnyType, chain: [AnyType], names: TypeNames) -> InjectionError {
         let name = names.name(type)
-        let literal = TypeNames.literal(name)
+        let literal = TypeNames.literal(type.type, named: name)
         return InjectionError(
             kind: .asyncFactory, typeName: name, chain: chain.map(names.name),
             description: """

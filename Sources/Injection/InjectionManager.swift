@@ -47,9 +47,8 @@ public enum InjectionManager {
         guard let test = container?.testName else { fatalError(error.description, file: file, line: line) }
         var message = error.description + " This happened in the test \(test)."
         if error.kind == .notRegistered {
-            message += " Register a mock for it in the test, before it is resolved: " +
-                "InjectionManager.register(\(TypeNames.literal(error.typeName)).self) { ... }, or in the registrations " +
-                "the test starts with: .isolatedInjection(startingWith:)."
+            message += " Register a mock for it in the test, before it is resolved (as above), or in the " +
+                "registrations the test starts with: .isolatedInjection(startingWith:)."
         }
         fatalError(message, file: file, line: line)
     }

@@ -20,7 +20,7 @@ struct ResolveErrorTests {
         #expect(error?.typeName == "API")
         #expect(error?.chain == ["API"])
         #expect(error?.description.hasPrefix("Injection: no registration for API.") == true)
-        #expect(error?.description.contains("InjectionManager.register(API.self) { ... }") == true)
+        #expect(error?.description.contains("InjectionManager.register((any API).self) { ... }") == true)
     }
 
     @Test("a missing dependency deeper in the graph throws with the whole chain")
@@ -40,6 +40,15 @@ struct ResolveErrorTests {
         let error = #expect(throws: InjectionError.self) { try InjectionManager.resolve(Detail?.self) }
         #expect(error?.typeName == "Optional<Detail>")
         #expect(error?.description.hasSuffix("If you meant the non-optional type, write Inject(Detail.self): Inject() into an optional asks for Optional<Detail> itself.") == true)
+    }
+
+    @Test("the fix for a protocol type spells it (any P), which compiles with ExistentialAny; a concrete type stays T")
+    func existentialFixSpelling() {
+        InjectionManager.register((any API).self) { LiveAPI() }
+        let error = #expect(throws: InjectionError.self) { try InjectionManager.resolve((any API)?.self) }
+        #expect(error?.description.contains("write Inject((any API).self)") == true)
+        let concrete = #expect(throws: InjectionError.self) { try InjectionManager.resolve(Detail.self) }
+        #expect(concrete?.description.contains("InjectionManager.register(Detail.self) { ... }") == true)
     }
 
     @Test("a function type's fix names it with parentheses")

@@ -17,7 +17,7 @@ struct TrapTests {
         }
         let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(output.contains("Injection: no registration for API."))
-        #expect(output.contains("InjectionManager.register(API.self) { ... }"))
+        #expect(output.contains("InjectionManager.register((any API).self) { ... }"))
     }
 
     @Test("a missing registration inside a factory names the chain that needed it")
@@ -30,7 +30,7 @@ struct TrapTests {
         }
         let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(output.contains("Injection: no registration for API (resolving ViewModel → API)."))
-        #expect(output.contains("InjectionManager.register(API.self) { ... }"))
+        #expect(output.contains("InjectionManager.register((any API).self) { ... }"))
     }
 
     @Test("a throwing factory traps through Inject() with its error")

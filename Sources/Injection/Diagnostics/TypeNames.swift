@@ -85,6 +85,14 @@ final class TypeNames: @unchecked Sendable {  // `cache`: under `lock`.
         return String(decoding: kept, as: UTF8.self)
     }
 
+    /// `type`, named `name`, as an expression prefix for `.self` in a suggested fix: `(any P)` for a
+    /// protocol (existential) type, as Swift 6 code spells it; else ``literal(_:)``.
+    static func literal(_ type: Any.Type, named name: String) -> String {
+        // An existential's metatype prints as `P.Protocol`; a concrete type's as `T.Type`.
+        let isExistential = String(describing: Swift.type(of: type)).hasSuffix(".Protocol")
+        return isExistential && name != "Any" && name != "AnyObject" ? "(any \(name))" : literal(name)
+    }
+
     /// `name` as an expression prefix for `.self`: function types need parentheses.
     static func literal(_ name: String) -> String {
         // Character by character: `String.contains(_: some StringProtocol)` needs iOS 16 without Foundation.
