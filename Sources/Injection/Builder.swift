@@ -242,7 +242,9 @@ extension InjectionContainer {
     func registerBuilder<Model: Builder>(_ closure: BuildClosure<Model>, file: StaticString) {
         // Held as `AnyObject`: a closure returning it captures no generic metadata.
         let held: any AnyObject & Sendable = closure
-        register(Registration(AnyType(builder: Model.self), lifetime: .singleton, file: file, factory: { held }, postConstruction: nil))
+        let registration = Registration(AnyType(builder: Model.self), lifetime: .singleton, file: file, factory: { held }, postConstruction: nil)
+        registration.ownsInstances = false  // A closure, not an instance anyone should watch for leaks.
+        register(registration)
     }
 
     private static func cast<Model: Builder>(_ made: Any, to _: Model.Type) throws -> Model.BuildResult {

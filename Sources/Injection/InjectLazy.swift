@@ -9,7 +9,8 @@
 /// ```
 ///
 /// The handle remembers the container that was current when it was created and resolves from it,
-/// whichever thread first reads ``value``. Once a resolve succeeds, every read returns that instance,
+/// whichever thread first reads ``value``. Once a resolve succeeds, every read returns that instance
+/// (a `nil` from an optional registration is not kept: the next read resolves again),
 /// even after a reset (create a new handle to get the next scope's instance). The handle holds its
 /// container weakly, so an instance that a container caches can hold a handle without keeping the
 /// container alive; a first read after the container was released fails with
@@ -58,9 +59,11 @@ public final class InjectLazy<Value>: @unchecked Sendable {  // `resolved`: unde
     public func resolve() throws(InjectionError) -> Value {
         if let box = lock.withLock({ resolved }) { return box.value(as: Value.self) }
         let value = try target.resolve(as: Value.self, handle: "InjectLazy")
+        let box = Box(value)
+        guard !box.isNilOptional else { return value }  // `nil` is "not available yet": the next read asks again.
         return lock.withLock {
             if let resolved { return resolved.value(as: Value.self) }  // Another thread was first.
-            resolved = Box(value)
+            resolved = box
             return value
         }
     }

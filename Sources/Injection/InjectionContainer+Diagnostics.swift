@@ -74,8 +74,17 @@ extension InjectionContainer {
     /// implementation injected in the builds seen so far.
     public func dependencyGraph() -> InjectionGraph {
         // A builder makes a new instance on every build: it shows as `.transient`.
-        let registered = state.withLock {
-            $0.registrations.values.map { ($0.type, $0.type.isBuilder ? InjectionLifetime.transient : $0.lifetime) }
+        let aliases = observations.withLock { $0.aliases }
+        let registered = state.withLock { state in
+            state.registrations.values.map { registration -> (AnyType, InjectionLifetime) in
+                if registration.type.isBuilder { return (registration.type, .transient) }
+                // An `implements` alias keeps nothing: it shows its primary's lifetime.
+                if let alias = aliases[registration.type.id], alias.registration === registration,
+                   let primary = state.registrations[alias.primary] {
+                    return (registration.type, primary.lifetime)
+                }
+                return (registration.type, registration.lifetime)
+            }
         }
         let seen = observations.withLock { $0.edges }
         return InjectionGraph(registered: registered, edges: seen, names: names)
@@ -84,10 +93,24 @@ extension InjectionContainer {
     /// Tells ``InjectionManager/diagnosticsHandler`` (once per type) that `type` was registered again,
     /// outside a reset block, while cached instances that were built with the old one are still cached.
     func reportStaleDependents(of type: AnyType) {
-        let dependents = observations.withLock { $0.edges.filter { $0.to == type }.map(\.from) }
-        guard !dependents.isEmpty else { return }
-        let cached = state.withLock { state in
-            dependents.filter { state.registrations[$0.id]?.cached != nil }
+        let edges = observations.withLock { $0.edges }
+        guard edges.contains(where: { $0.to == type }) else { return }
+        // Holders reach the type directly, or through types that keep nothing (transients, such as an
+        // `implements` alias), which are followed to whoever cached them.
+        let cached = state.withLock { state -> [AnyType] in
+            var holders: [AnyType] = [], seen: Set<AnyType> = [type], frontier = [type]
+            while let reached = frontier.popLast() {
+                for edge in edges where edge.to == reached && !seen.contains(edge.from) {
+                    seen.insert(edge.from)
+                    guard let registration = state.registrations[edge.from.id] else { continue }
+                    if registration.cached != nil || registration.weakInstance?.object != nil {
+                        holders.append(edge.from)
+                    } else if registration.lifetime == .transient {
+                        frontier.append(edge.from)
+                    }
+                }
+            }
+            return holders
         }
         guard !cached.isEmpty, observations.withLock({ $0.reportedStale.insert(type.id).inserted }) else { return }
         let name = names.name(type)
@@ -109,7 +132,7 @@ extension InjectionContainer {
     func remember(_ evicted: [ContainerState.Evicted]) {
         guard !evicted.isEmpty, observations.withLock({ $0.tracksEvictions }) else { return }
         let retiring = evicted.compactMap { evicted in
-            evicted.instance.object.map { WeakReference($0, type: evicted.type) }
+            evicted.isTracked ? evicted.instance.object.map { WeakReference($0, type: evicted.type) } : nil
         }
         observations.withLock { observations in
             observations.retired.removeAll { $0.object == nil }
@@ -170,4 +193,11 @@ struct Observations {
     var tracksEvictions = _isDebugAssertConfiguration()
     /// The types whose stale dependents were reported: each is reported once.
     var reportedStale: Set<TypeID> = []
+    /// The `implements` aliases, by key: the alias's registration (while it is registered) and its primary.
+    var aliases: [TypeID: Alias] = [:]
+
+    struct Alias {
+        weak var registration: Registration?
+        let primary: TypeID
+    }
 }

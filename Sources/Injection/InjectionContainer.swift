@@ -160,13 +160,18 @@ public final class InjectionContainer: @unchecked Sendable {
     /// container.register(Config.self, instance: config)
     /// ```
     /// The instance is taken with `sending`, so a non-`Sendable` value made at launch can be handed over:
-    /// the caller must not use it afterwards except through the container.
+    /// the caller must not use it afterwards except through the container. It stays yours: the container
+    /// never calls ``InjectionDisposable/dispose()`` on it, and a copy of the container
+    /// (`InjectionContainer(copying:)`, each isolated test's) shares the same object.
     @discardableResult
     public func register<Value>(
         _ type: Value.Type, instance: sending Value, file: StaticString = #fileID
     ) -> InjectionRegistration<Value> {
         let held = Unchecked(instance)
-        return register(type, lifetime: .singleton, file: file, factory: { held.value })
+        let registration = Registration(AnyType(type), lifetime: .singleton, file: file, factory: { held.value }, postConstruction: nil)
+        registration.ownsInstances = false
+        register(registration)
+        return InjectionRegistration(self, registration)
     }
 
     /// Registers an instance made already for the typed key `Key`, shared as a `.singleton`.
@@ -175,7 +180,10 @@ public final class InjectionContainer: @unchecked Sendable {
         _ key: Key.Type, instance: sending Key.Value, file: StaticString = #fileID
     ) -> InjectionRegistration<Key.Value> {
         let held = Unchecked(instance)
-        return register(key, lifetime: .singleton, file: file, factory: { held.value })
+        let registration = Registration(AnyType(key: key), lifetime: .singleton, file: file, factory: { held.value }, postConstruction: nil)
+        registration.ownsInstances = false
+        register(registration)
+        return InjectionRegistration(self, registration)
     }
 
     /// Removes the registration of `type` and its cached instance.
@@ -332,9 +340,8 @@ public final class InjectionContainer: @unchecked Sendable {
         if let transaction = openTransaction(), transaction.record(.register(key, registration)) { return }
         var evictedAnInstance = false
         apply { state in
-            let evictions = state.replace(key, with: registration)
-            evictedAnInstance = !evictions.instances.isEmpty
-            return evictions
+            evictedAnInstance = state.registrations[key].map { $0.cached != nil || $0.weakInstance?.object != nil } ?? false
+            return state.replace(key, with: registration)
         }
         if evictedAnInstance { reportStaleDependents(of: registration.type) }
     }

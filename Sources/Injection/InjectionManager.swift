@@ -45,7 +45,8 @@ public enum InjectionManager {
             verification.park(error, container: container, frame: Binding.current(ThreadState.current)?.frame)
         }
         guard let test = container?.testName else { fatalError(error.description, file: file, line: line) }
-        var message = error.description + " This happened in the test \(test)."
+        let sentence = error.description.hasSuffix(".") || error.description.hasSuffix(")") ? "" : "."
+        var message = error.description + sentence + " This happened in the test \(test)."
         if error.kind == .notRegistered {
             message += " Register a mock for it in the test, before it is resolved (as above), or in the " +
                 "registrations the test starts with: .isolatedInjection(startingWith:)."

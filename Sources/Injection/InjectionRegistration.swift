@@ -32,10 +32,25 @@ public struct InjectionRegistration<Value>: Sendable {
         _ other: Other.Type, file: StaticString = #fileID, _ upcast: @escaping @Sendable (Value) -> Other
     ) -> Self {
         let primary = registration.type
-        container.register(Registration(AnyType(other), lifetime: .transient, file: file, factory: {
-            // Through the binding, not a captured container: a copy of the container resolves its own.
-            upcast(try InjectionManager.resolveInCurrent(primary, as: Value.self, caller: nil))
-        }, postConstruction: nil))
+        // The alias resolves the primary through the binding, not a captured container (a copy of the
+        // container resolves its own), and runs where the primary's factory may: on the main actor for a
+        // main-actor registration, in `resolveAsync` for an async one.
+        let alias = switch registration.factory {
+        case .plain:
+            Registration(AnyType(other), lifetime: .transient, file: file, factory: {
+                upcast(try InjectionManager.resolveInCurrent(primary, as: Value.self, caller: nil))
+            }, postConstruction: nil)
+        case .mainActor:
+            Registration(AnyType(other), lifetime: .transient, file: file, mainActorFactory: {
+                upcast(try InjectionManager.resolveInCurrent(primary, as: Value.self, caller: MainActor.shared))
+            }, postConstruction: nil)
+        case .async:
+            Registration(AnyType(other), lifetime: .transient, file: file, asyncFactory: {
+                upcast(try await InjectionManager.currentContainer.asyncResolve(primary).value(as: Value.self))
+            })
+        }
+        container.observations.withLock { $0.aliases[alias.type.id] = Observations.Alias(registration: alias, primary: primary.id) }
+        container.register(alias)
         return self
     }
 

@@ -43,7 +43,9 @@ public struct IsolatedInjectionTrait: TestTrait, SuiteTrait, TestScoping {
         testCase: Test.Case?,
         performing function: @Sendable () async throws -> Void
     ) async throws {
-        let container = InjectionContainer(copying: InjectionManager.sharedContainer, testName: "\"\(test.displayName ?? test.name)\"")
+        // A copy of the current container: the process-wide one, or, when a suite's trait and a test's own
+        // both apply, the suite's copy, so the test keeps what the suite's `startingWith:` registered.
+        let container = InjectionContainer(copying: InjectionManager.currentContainer, testName: "\"\(test.displayName ?? test.name)\"")
         try await InjectionManager.withContainer(container) {
             startingWith?()
             try await function()

@@ -183,7 +183,7 @@ struct ConcurrencyModelTests {
         let error = #expect(throws: InjectionError.self) { try InjectionManager.resolve((any Store).self) }
         #expect(error?.kind == .asyncFactory)
         #expect(error?.description.hasPrefix("Injection: Store has an async factory and is not built yet") == true)
-        #expect(error?.description.contains("try await InjectionManager.prepare(Store.self)") == true)
+        #expect(error?.description.contains("try await InjectionManager.prepare((any Store).self)") == true)
         try await InjectionManager.prepare((any Store).self)
         let store: any Store = Inject()
         #expect(store.serial == 1)

@@ -139,6 +139,8 @@ struct ContainerState {
         let instance: Box
         let type: AnyType
         let isDisposable: Bool
+        /// Whether `liveInstancesFromPreviousScopes()` should watch it: an instance the container built.
+        let isTracked: Bool
     }
 
     /// What a change took out, to be carried out by the container.
@@ -157,7 +159,9 @@ struct ContainerState {
         /// Takes what `registration` holds out of it.
         fileprivate mutating func empty(_ registration: Registration, key: TypeID) {
             if let instance = registration.cached {
-                instances.append(Evicted(instance: instance, type: registration.type, isDisposable: registration.isDisposable(instance)))
+                instances.append(Evicted(
+                    instance: instance, type: registration.type, isDisposable: registration.isDisposable(instance),
+                    isTracked: registration.ownsInstances))
             }
             registration.cached = nil
             registration.weakInstance = nil

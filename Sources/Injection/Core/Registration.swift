@@ -106,11 +106,15 @@ final class Box: @unchecked Sendable {  // Immutable once made.
         storage.assumingMemoryBound(to: Value.self).pointee
     }
 
-    /// The instance as a class instance, or `nil` for a value type.
+    /// The instance as a class instance (an optional's wrapped one), or `nil` for a value type or `nil`.
     var object: AnyObject? {
         func object<Value>(_: Value.Type) -> AnyObject? {
-            let value = storage.assumingMemoryBound(to: Value.self).pointee
-            return Swift.type(of: value as Any) is AnyClass ? value as AnyObject : nil
+            var value: Any = storage.assumingMemoryBound(to: Value.self).pointee
+            if _isOptional(Value.self), let optional = value as? any OptionalType {
+                guard let wrapped = optional.wrapped else { return nil }
+                value = wrapped
+            }
+            return Swift.type(of: value) is AnyClass ? value as AnyObject : nil
         }
         return _openExistential(type, do: object)
     }
@@ -214,6 +218,9 @@ final class Registration: @unchecked Sendable {
     /// Whether some thread's cache may hold an entry for this key, which a change must evict.
     var isInThreadCaches = false
     private var isDisposableType = false
+    /// Whether the instances are the container's to dispose and to track after eviction: not an instance
+    /// the caller supplied (`register(_:instance:)`), nor a builder's closure.
+    var ownsInstances = true
 
     private init(
         _ type: AnyType, _ valueType: Any.Type, _ lifetime: InjectionLifetime, _ file: StaticString, _ factory: Factory,
@@ -274,7 +281,12 @@ final class Registration: @unchecked Sendable {
 
     /// The same registration for another container (`InjectionContainer(copying:)`), with nothing built.
     func copy() -> Registration {
-        Registration(type, valueType, lifetime, file, factory, postConstruct, plainFactory: plainFactory)
+        // A supplied instance is one object shared by every copy: its `postConstruction` ran (or runs) in
+        // the container it was registered in, not once more per copy.
+        let copy = Registration(
+            type, valueType, lifetime, file, factory, ownsInstances ? postConstruct : nil, plainFactory: plainFactory)
+        copy.ownsInstances = ownsInstances
+        return copy
     }
 
     /// The same registration with `postConstruction` run after the ones it has, with nothing built.
@@ -289,7 +301,9 @@ final class Registration: @unchecked Sendable {
         } else {
             chained = added
         }
-        return Registration(type, valueType, lifetime, file, factory, chained, plainFactory: plainFactory)
+        let copy = Registration(type, valueType, lifetime, file, factory, chained, plainFactory: plainFactory)
+        copy.ownsInstances = ownsInstances
+        return copy
     }
 
     private static func postConstruct<Value>(
@@ -339,6 +353,7 @@ final class Registration: @unchecked Sendable {
 
     /// Whether `instance` should be told it was evicted. Under the container's lock.
     func isDisposable(_ instance: Box) -> Bool {
+        guard ownsInstances else { return false }
         let type = UInt(bitPattern: instance.dynamicType)
         if disposableType != type {
             disposableType = type

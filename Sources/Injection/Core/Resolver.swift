@@ -230,7 +230,7 @@ extension InjectionContainer {
         frame: FrameRef, thread: ThreadState?, transaction: Unmanaged<Transaction>?, defersPostConstruction: Bool
     ) -> Result<Box, InjectionError> {
         var outcome = outcome
-        if case .success(let instance) = outcome, registration.lifetime == .weak, instance.object == nil {
+        if case .success(let instance) = outcome, registration.lifetime == .weak, instance.object == nil, !instance.isNilOptional {
             outcome = .failure(.weakNeedsClass(registration.type, chain: frame.chain, names: names))
         }
         let instance = try? outcome.get()

@@ -106,9 +106,12 @@ final class TypeNames: @unchecked Sendable {  // `cache`: under `lock`.
 protocol OptionalType {
     static var wrappedType: Any.Type { get }
     var isNil: Bool { get }
+    /// The wrapped value, or `nil`.
+    var wrapped: Any? { get }
 }
 
 extension Optional: OptionalType {
     static var wrappedType: Any.Type { Wrapped.self }
     var isNil: Bool { self == nil }
+    var wrapped: Any? { self.map { $0 } }
 }
