@@ -340,8 +340,9 @@ public final class InjectionContainer: @unchecked Sendable {
         if let transaction = openTransaction(), transaction.record(.register(key, registration)) { return }
         var evictedAnInstance = false
         apply { state in
-            evictedAnInstance = state.registrations[key].map { $0.cached != nil || $0.weakInstance?.object != nil } ?? false
-            return state.replace(key, with: registration)
+            let evictions = state.replace(key, with: registration)
+            evictedAnInstance = evictions.replacedAnInstance
+            return evictions
         }
         if evictedAnInstance { reportStaleDependents(of: registration.type) }
     }

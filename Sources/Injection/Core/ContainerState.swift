@@ -155,6 +155,9 @@ struct ContainerState {
         var threadCacheKeys: [TypeID] = []
         /// Objects to release after unlocking: releasing can run a `deinit`.
         var released: [AnyObject] = []
+        /// A `replace` took out a registration that held an instance (cached, or weakly and still alive):
+        /// instances built with it may still hold it, which `register` reports.
+        var replacedAnInstance = false
 
         /// Takes what `registration` holds out of it.
         fileprivate mutating func empty(_ registration: Registration, key: TypeID) {
@@ -197,6 +200,7 @@ struct ContainerState {
         generation &+= 1
         if let old = registration.map({ registrations.updateValue($0, forKey: key) }) ?? registrations.removeValue(forKey: key) {
             if old.resettablePosition >= 0 { unlistResettable(at: Int(old.resettablePosition)) }
+            evictions.replacedAnInstance = old.cached != nil || old.weakInstance?.object != nil
             evictions.empty(old, key: key)
             evictions.released.append(old)
         }

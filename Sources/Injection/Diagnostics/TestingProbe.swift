@@ -109,6 +109,7 @@ extension InjectionProbe {
         /// A build in progress, as a claim hands it out.
         public struct Build: Equatable {
             fileprivate let build: Injection.Build
+            /// The same build.
             public static func == (lhs: Build, rhs: Build) -> Bool { lhs.build === rhs.build }
         }
 
@@ -135,6 +136,7 @@ extension InjectionProbe {
             /// Keys to evict from thread caches.
             public var threadCacheKeys: Int
 
+            /// What a test expects a change to take out.
             public init(evicted: Int, abandoned: Int, threadCacheKeys: Int) {
                 self.evicted = evicted
                 self.abandoned = abandoned
