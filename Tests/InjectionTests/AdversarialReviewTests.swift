@@ -104,37 +104,31 @@ struct AdversarialReviewTests {
 
     @Test("re-registering a type held through its alias by a cached instance is reported")
     func staleDependentThroughAliasIsReported() throws {
-        let lines = AdvLines()
-        let previous = InjectionManager.diagnosticsHandler
-        InjectionManager.diagnosticsHandler = { lines.append($0) }
-        defer { InjectionManager.diagnosticsHandler = previous }
-
-        let container = InjectionContainer()
-        container.register(AdvSession.self) { AdvSession() }.implements((any AdvAuth).self) { $0 }
-        container.register(AdvAuthHolder.self) { AdvAuthHolder(auth: Inject()) }
-        let holder = try container.resolve(AdvAuthHolder.self)
-        #expect(holder.auth === (try container.resolve(AdvSession.self)))
-        container.register(AdvSession.self) { AdvSession() }   // the holder still holds the old session
-        #expect(try container.resolve(AdvAuthHolder.self).auth !== (try container.resolve(AdvSession.self)), "stale indeed")
-        #expect(lines.all.contains { $0.contains("AdvSession") && $0.contains("AdvAuthHolder") },
-                "the holder keeps the old session, through (any AdvAuth): \(lines.all)")
+        try withRecordedDiagnostics { lines in
+            let container = InjectionContainer()
+            container.register(AdvSession.self) { AdvSession() }.implements((any AdvAuth).self) { $0 }
+            container.register(AdvAuthHolder.self) { AdvAuthHolder(auth: Inject()) }
+            let holder = try container.resolve(AdvAuthHolder.self)
+            #expect(holder.auth === (try container.resolve(AdvSession.self)))
+            container.register(AdvSession.self) { AdvSession() }   // the holder still holds the old session
+            #expect(try container.resolve(AdvAuthHolder.self).auth !== (try container.resolve(AdvSession.self)), "stale indeed")
+            #expect(lines.all.contains { $0.contains("AdvSession") && $0.contains("AdvAuthHolder") },
+                    "the holder keeps the old session, through (any AdvAuth): \(lines.all)")
+        }
     }
 
     @Test("re-registering a .weak type that a cached instance holds is reported")
     func staleWeakDependencyIsReported() throws {
-        let lines = AdvLines()
-        let previous = InjectionManager.diagnosticsHandler
-        InjectionManager.diagnosticsHandler = { lines.append($0) }
-        defer { InjectionManager.diagnosticsHandler = previous }
-
-        let container = InjectionContainer()
-        container.register(AdvSession.self, lifetime: .weak) { AdvSession() }
-        container.register(AdvSessionHolder.self) { AdvSessionHolder(session: Inject()) }
-        let holder = try container.resolve(AdvSessionHolder.self)
-        container.register(AdvSession.self, lifetime: .weak) { AdvSession() }
-        #expect(try container.resolve(AdvSession.self) !== holder.session, "stale indeed")
-        #expect(lines.all.contains { $0.contains("AdvSession") && $0.contains("AdvSessionHolder") },
-                "the holder keeps the old session alive: \(lines.all)")
+        try withRecordedDiagnostics { lines in
+            let container = InjectionContainer()
+            container.register(AdvSession.self, lifetime: .weak) { AdvSession() }
+            container.register(AdvSessionHolder.self) { AdvSessionHolder(session: Inject()) }
+            let holder = try container.resolve(AdvSessionHolder.self)
+            container.register(AdvSession.self, lifetime: .weak) { AdvSession() }
+            #expect(try container.resolve(AdvSession.self) !== holder.session, "stale indeed")
+            #expect(lines.all.contains { $0.contains("AdvSession") && $0.contains("AdvSessionHolder") },
+                    "the holder keeps the old session alive: \(lines.all)")
+        }
     }
 
     // MARK: register(_:instance:) and copies

@@ -13,14 +13,6 @@ private final class StaleFeedRepository: Sendable {
 }
 private final class StaleUnrelated: Sendable {}
 
-private final class Lines: @unchecked Sendable {
-    private let lock = NSLock()
-    private var lines: [String] = []
-    func append(_ line: String) { lock.withLock { lines.append(line) } }
-    /// The lines about `marker`: other tests running in parallel may report their own types.
-    func about(_ marker: String) -> [String] { lock.withLock { lines.filter { $0.contains(marker) } } }
-}
-
 /// What the suite below starts each test with.
 @Sendable private func registerStartingServices() {
     InjectionManager.register(StaleUnrelated.self) { StaleUnrelated() }
@@ -41,37 +33,33 @@ private func containerWithACachedDependent() throws -> InjectionContainer {
 struct MistakeReportTests {
     @Test("re-registering a type that cached instances hold is reported once, naming them and the fix")
     func reRegistrationIsReported() throws {
-        let lines = Lines()
-        let previous = InjectionManager.diagnosticsHandler
-        InjectionManager.diagnosticsHandler = { lines.append($0) }
-        defer { InjectionManager.diagnosticsHandler = previous }
-        let container = try containerWithACachedDependent()
-        container.register(StaleUserSession.self) { StaleUserSession() }   // the forgotten reset
-        let reports = lines.about("StaleUserSession")
-        #expect(reports.count == 1)
-        let report = try #require(reports.first)
-        #expect(report.hasPrefix("Injection: StaleUserSession was registered again"))
-        #expect(report.contains("StaleFeedRepository"))
-        #expect(report.contains("resetCurrentContainer { register(StaleUserSession.self) { ... } }"))
+        try withRecordedDiagnostics { lines in
+            let container = try containerWithACachedDependent()
+            container.register(StaleUserSession.self) { StaleUserSession() }   // the forgotten reset
+            let reports = lines.about("StaleUserSession")
+            #expect(reports.count == 1)
+            let report = try #require(reports.first)
+            #expect(report.hasPrefix("Injection: StaleUserSession was registered again"))
+            #expect(report.contains("StaleFeedRepository"))
+            #expect(report.contains("resetCurrentContainer { register(StaleUserSession.self) { ... } }"))
 
-        _ = try container.resolve(StaleUserSession.self)
-        container.register(StaleUserSession.self) { StaleUserSession() }
-        #expect(lines.about("StaleUserSession").count == 1, "once per type")
+            _ = try container.resolve(StaleUserSession.self)
+            container.register(StaleUserSession.self) { StaleUserSession() }
+            #expect(lines.about("StaleUserSession").count == 1, "once per type")
+        }
     }
 
     @Test("inside resetCurrentContainer { }, or with nothing cached that depends on it, nothing is reported")
     func correctReRegistrationIsSilent() throws {
-        let lines = Lines()
-        let previous = InjectionManager.diagnosticsHandler
-        InjectionManager.diagnosticsHandler = { lines.append($0) }
-        defer { InjectionManager.diagnosticsHandler = previous }
-        let container = try containerWithACachedDependent()
-        container.resetCurrentContainer {
-            container.register(StaleUserSession.self) { StaleUserSession() }
+        try withRecordedDiagnostics { lines in
+            let container = try containerWithACachedDependent()
+            container.resetCurrentContainer {
+                container.register(StaleUserSession.self) { StaleUserSession() }
+            }
+            _ = try container.resolve(StaleUserSession.self)
+            container.register(StaleUserSession.self) { StaleUserSession() }   // nothing holds the old one now
+            #expect(lines.about("StaleUserSession").isEmpty)
         }
-        _ = try container.resolve(StaleUserSession.self)
-        container.register(StaleUserSession.self) { StaleUserSession() }   // nothing holds the old one now
-        #expect(lines.about("StaleUserSession").isEmpty)
     }
 
     @Test("Inject() that traps in a test's container names the test and how to register the mock")

@@ -177,3 +177,28 @@ final class SizedStackThread: @unchecked Sendable {
         condition.unlock()
     }
 }
+
+/// What `InjectionManager.diagnosticsHandler` reported during ``withRecordedDiagnostics(_:)``.
+final class DiagnosticLines: @unchecked Sendable {  // Its state: under `lock`.
+    private let lock = NSLock()
+    private var lines: [String] = []
+    fileprivate func append(_ line: String) { lock.withLock { lines.append(line) } }
+    var all: [String] { lock.withLock { lines } }
+    /// The lines about `marker`: tests of other suites may report their own types meanwhile.
+    func about(_ marker: String) -> [String] { all.filter { $0.contains(marker) } }
+}
+
+/// Serializes the tests that install the process-wide handler, whichever suite they are in.
+private let diagnosticsHandlerTurn = NSLock()
+
+/// Runs `body` with `InjectionManager.diagnosticsHandler` recording into the lines it gets, then restores the
+/// handler. Tests that record take turns, so one never installs its recorder over another's.
+func withRecordedDiagnostics<Result>(_ body: (DiagnosticLines) throws -> Result) rethrows -> Result {
+    diagnosticsHandlerTurn.lock()
+    defer { diagnosticsHandlerTurn.unlock() }
+    let lines = DiagnosticLines()
+    let previous = InjectionManager.diagnosticsHandler
+    InjectionManager.diagnosticsHandler = { lines.append($0) }
+    defer { InjectionManager.diagnosticsHandler = previous }
+    return try body(lines)
+}
