@@ -59,7 +59,7 @@ public final class InjectLazy<Value>: @unchecked Sendable {  // `resolved`: unde
     public func resolve() throws(InjectionError) -> Value {
         if let box = lock.withLock({ resolved }) { return box.value(as: Value.self) }
         let value = try target.resolve(as: Value.self, handle: "InjectLazy")
-        let box = Box(value)
+        let box = Box.make(value)
         guard !box.isNilOptional else { return value }  // `nil` is "not available yet": the next read asks again.
         return lock.withLock {
             if let resolved { return resolved.value(as: Value.self) }  // Another thread was first.

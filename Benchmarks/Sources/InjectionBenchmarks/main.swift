@@ -9,6 +9,12 @@ if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--child" {
     LaunchScenarios.runChild(CommandLine.arguments[2])
 }
 
+// `--profile MODE [N]`: runs one launch scenario N times and nothing else, for `perf record` or
+// `valgrind --tool=callgrind` (modes: register, first, steady, reset, each with a `-seed` twin).
+if CommandLine.arguments.count >= 3, CommandLine.arguments[1] == "--profile" {
+    LaunchScenarios.profile(CommandLine.arguments[2], iterations: CommandLine.arguments.count > 3 ? Int(CommandLine.arguments[3])! : 20)
+}
+
 let options = Options.parse(CommandLine.arguments)
 let environment = Environment.current(options: options)
 #if DEBUG

@@ -1,28 +1,25 @@
-/// A cached instance being built by one resolution while others wait for it.
+/// A cached instance being built by one resolution, as the others that wait for it see it.
 ///
-/// Threads wait on the container's condition; tasks suspend in `asyncWaiters`. A build is in progress
-/// while its slot points to it (``ContainerState``); waiters that find it gone retry their claim.
+/// Made by the first waiter (``ContainerState/claim(_:in:isAsync:isInChain:inheritedEpoch:isOnMainActor:owner:)``):
+/// a build nobody waits for needs only its registration's `builder`. Threads wait on the container's
+/// condition; tasks suspend in `asyncWaiters`. A build is in progress while its registration points to
+/// it; waiters that find it gone claim again.
 final class Build: @unchecked Sendable {  // Mutable fields: under the container's lock, but `isFinished`: under `WaitGraph`'s.
     /// The resolution building it.
     let owner: Resolution
     let container: ObjectIdentifier
     let key: TypeID
     let registration: Registration
-    /// The container's epoch when the build's resolution started.
-    let epoch: UInt64
-    /// Whether a resolution was ever told to wait for it (so it may be in the wait-for graph).
-    var hasWaiters = false
     /// Tasks waiting for it.
-    var asyncWaiters: [CheckedContinuation<Void, Never>] = []
+    @exclusivity(unchecked) var asyncWaiters: [CheckedContinuation<Void, Never>] = []
     /// Whether it finished or was abandoned, for the wait-for graph: a waiter's edge to it is stale.
-    fileprivate var isFinished = false
+    @exclusivity(unchecked) fileprivate var isFinished = false
 
-    init(owner: Resolution, container: ObjectIdentifier, key: TypeID, registration: Registration, epoch: UInt64) {
+    init(owner: Resolution, container: ObjectIdentifier, key: TypeID, registration: Registration) {
         self.owner = owner
         self.container = container
         self.key = key
         self.registration = registration
-        self.epoch = epoch
     }
 
     var type: AnyType { registration.type }

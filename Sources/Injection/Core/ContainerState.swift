@@ -27,14 +27,16 @@ struct ContainerState {
     // MARK: - Resolving
 
     enum Claim {
-        /// The instance is there. `cacheable`: the caller may copy it into its thread's cache.
-        case cached(Box, cacheable: Bool)
+        /// The instance is there. With its registration if the caller may copy it into its thread's
+        /// cache (then noting so with ``noteInThreadCaches(_:)``).
+        case cached(Box, cacheableFor: Registration?)
         /// Another resolution is building it: wait, then claim again.
         case wait(Build)
-        /// Run the factory. A cached lifetime comes with the build that others wait for; a transient
-        /// with none, and `cacheable` says whether its registration may go into the thread's cache.
-        /// The new frame records edges if `recordsEdges`, and belongs to `epoch`.
-        case build(Registration, Build?, recordsEdges: Bool, epoch: UInt64, cacheable: Bool)
+        /// Run the factory. A cached lifetime comes with the resolution that now owns the build (others
+        /// wait for it; unretained: the claimer keeps it alive until it completes the build); a transient
+        /// with none, and `cacheable` says whether its registration may go into the thread's cache. The new
+        /// frame records edges if `recordsEdges`, and belongs to `epoch`.
+        case build(Registration, owner: Unmanaged<Resolution>?, recordsEdges: Bool, epoch: UInt64, cacheable: Bool)
         /// An async resolve must build a main-actor type: it hops to the main actor and claims there.
         case hop
         case fail(Failure)
@@ -56,17 +58,20 @@ struct ContainerState {
         isOnMainActor: () -> Bool, owner: () -> Resolution
     ) -> Claim {
         guard let registration = registrations[key] else { return .fail(.notRegistered) }
-        if let instance = registration.cached { return .cached(instance, cacheable: true) }
+        if let instance = registration.cached { return .cached(instance, cacheableFor: registration) }
         if let object = registration.weakInstance?.object {
-            return .cached(Box.holding(object, as: registration.valueType), cacheable: false)
+            return .cached(Box.holding(object, as: registration.valueType), cacheableFor: nil)
         }
         if isInChain { return .fail(.cycle) }
         if registration.isMainActor && !isOnMainActor() { return isAsync ? .hop : .fail(.wrongIsolation) }
         // Never block a thread on async work: a synchronous resolve cannot build or wait for it.
         if registration.isAsync && !isAsync { return .fail(.asyncFactory) }
-        if registration.lifetime != .transient, let build = registration.build {
-            build.hasWaiters = true
-            return .wait(build)
+        if registration.lifetime != .transient, let builder = registration.builder {
+            // The first waiter makes the build's handle; an uncontended build never needs one.
+            if registration.waitable == nil {
+                registration.waitable = Build(owner: builder, container: container, key: key, registration: registration)
+            }
+            return .wait(registration.waitable!)
         }
         let epoch = inheritedEpoch ?? self.epoch
         let recordsEdges = registration.recordsEdges && !isAsync
@@ -74,12 +79,12 @@ struct ContainerState {
             // A factory whose edges are known, and which has nothing to run after it, may run from the
             // thread's cache without this lock.
             let cacheable = !recordsEdges && registration.postConstruct == nil && !registration.isMainActor
-            return .build(registration, nil, recordsEdges: recordsEdges, epoch: epoch, cacheable: cacheable)
+            return .build(registration, owner: nil, recordsEdges: recordsEdges, epoch: epoch, cacheable: cacheable)
         }
-        let build = Build(owner: owner(), container: container, key: key, registration: registration, epoch: epoch)
-        registration.build = build
+        let builder = owner()
+        registration.builder = builder
         listResettable(key, registration)
-        return .build(registration, build, recordsEdges: recordsEdges, epoch: epoch, cacheable: false)
+        return .build(registration, owner: .passUnretained(builder), recordsEdges: recordsEdges, epoch: epoch, cacheable: false)
     }
 
     /// What finishing a build asks for.
@@ -88,28 +93,35 @@ struct ContainerState {
         var stored = false
         /// The instance was cached: the caller may copy it into its thread's cache.
         var cached = false
-        /// Someone waited: finish the build in the wait-for graph and wake the waiting threads.
-        var wakes = false
+        /// The build someone waited for: finish it in the wait-for graph and wake the waiting threads.
+        var woken: Build?
         /// Tasks to resume once unlocked.
         var waiters: [CheckedContinuation<Void, Never>] = []
+
+        /// Whether waiters are woken.
+        var wakes: Bool { woken != nil }
     }
 
-    /// Ends a run of `registration`'s factory for `key` that made `instance` (`nil` if it failed), under
-    /// `build` for a cached lifetime. The instance is cached only if the build is still current: its
-    /// registration was not replaced, and (but for a singleton) no reset happened since its resolution started.
+    /// Ends a run of `registration`'s factory for `key` that made `instance` (`nil` if it failed), in a
+    /// frame of `epoch`, and the build `owner` claimed for a cached lifetime. The instance is cached only
+    /// if the build is still current: not abandoned (its registration was not replaced, nor reset), and
+    /// (but for a singleton) no reset happened since its resolution started. Waiters of an abandoned build
+    /// were woken when it was abandoned.
     mutating func complete(
-        _ key: TypeID, _ registration: Registration, build: Build?, instance: Box?, recordedEdges: Bool
+        _ key: TypeID, _ registration: Registration, owner: Unmanaged<Resolution>?, epoch buildEpoch: UInt64,
+        instance: Box?, recordedEdges: Bool
     ) -> Completion {
         var completion = Completion()
-        if build?.hasWaiters == true {
-            completion.wakes = true
-            swap(&completion.waiters, &build!.asyncWaiters)
-        }
         guard let current = registrations[key], current === registration else { return completion }
         if instance != nil && recordedEdges { registration.recordsEdges = false }
-        guard let build else { return completion }
-        if registration.build === build { registration.build = nil }
-        if let instance, registration.lifetime == .singleton || build.epoch == epoch {
+        guard let owner, let builder = registration.builder, builder === owner.takeUnretainedValue() else { return completion }
+        registration.builder = nil
+        if let build = registration.waitable {
+            registration.waitable = nil
+            swap(&completion.waiters, &build.asyncWaiters)
+            completion.woken = build
+        }
+        if let instance, registration.lifetime == .singleton || buildEpoch == epoch {
             if registration.lifetime == .weak {
                 registration.weakInstance = instance.object.map { WeakReference($0, type: registration.type) }
             } else {
@@ -124,12 +136,18 @@ struct ContainerState {
 
     /// Whether `build` is still in progress (a waiter keeps waiting) or was finished or abandoned.
     func isBuilding(_ build: Build) -> Bool {
-        registrations[build.key]?.build === build
+        registrations[build.key]?.waitable === build
     }
 
-    /// Notes that the calling thread's cache now holds an entry for `key`.
-    mutating func noteInThreadCaches(_ key: TypeID) {
-        registrations[key]?.isInThreadCaches = true
+    /// Whether the build `owner` claimed for `key` of `registration` is still in progress.
+    func isBuilding(_ key: TypeID, of registration: Registration, by owner: Resolution) -> Bool {
+        registrations[key] === registration && registration.builder === owner
+    }
+
+    /// Notes that the calling thread's cache now holds an entry for `registration`, which the last
+    /// claim or completion found current.
+    func noteInThreadCaches(_ registration: Registration) {
+        registration.isInThreadCaches = true
     }
 
     // MARK: - Changing
@@ -168,12 +186,13 @@ struct ContainerState {
             }
             registration.cached = nil
             registration.weakInstance = nil
-            if let build = registration.build, build.hasWaiters {
+            if let build = registration.waitable {
                 abandoned.append(build)
                 waiters += build.asyncWaiters
                 build.asyncWaiters = []
             }
-            registration.build = nil
+            registration.builder = nil
+            registration.waitable = nil
             if registration.isInThreadCaches { threadCacheKeys.append(key) }
             registration.isInThreadCaches = false
         }
@@ -239,8 +258,11 @@ struct ContainerState {
     /// Abandons the builds `owner` started: its thread will never finish them (`verify()` parks it).
     /// Returns their keys.
     mutating func abandonBuilds(of owner: Resolution) -> [TypeID] {
-        let keys = registrations.compactMap { key, registration in registration.build?.owner === owner ? key : nil }
-        for key in keys { registrations[key]!.build = nil }
+        let keys = registrations.compactMap { key, registration in registration.builder === owner ? key : nil }
+        for key in keys {
+            registrations[key]!.builder = nil
+            registrations[key]!.waitable = nil
+        }
         return keys
     }
 

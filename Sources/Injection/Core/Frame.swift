@@ -198,12 +198,15 @@ extension Frame {
 /// wait-for graph follows it, and it collects the `postConstruction` calls deferred to its end.
 final class Resolution: @unchecked Sendable {  // `waiting`: under `WaitGraph`'s lock; the rest: the resolving thread's.
     /// The build this resolution is blocked on, and its chain from its root to the frame that waits.
-    var waiting: (build: Build, chain: [WaitGraph.Link])?
+    @exclusivity(unchecked) var waiting: (build: Build, chain: [WaitGraph.Link])?
     /// `postConstruction` calls deferred until the top-level resolve has built and cached everything,
     /// so a back-reference to any type of the graph finds it. Each returns its failure.
-    var deferred: [() -> InjectionError?] = []
+    @exclusivity(unchecked) var deferred: [() -> InjectionError?] = []
     /// Undoes what nested frames of this resolution cached, should a deferred `postConstruction` fail.
-    var undo: [() -> Void] = []
+    @exclusivity(unchecked) var undo: [() -> Void] = []
+
+    /// Whether it waits for nothing and holds no work: as good as new.
+    var isIdle: Bool { waiting == nil && deferred.isEmpty && undo.isEmpty }
 
     /// Runs the deferred `postConstruction` calls (and any they defer in turn); returns the first
     /// failure. If one fails, everything this resolution cached is evicted too, so nothing stays cached

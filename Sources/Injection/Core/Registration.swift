@@ -60,42 +60,46 @@ struct TypeID: Hashable, Sendable {
     }
 }
 
-/// An instance held by the container, in raw memory laid out for its type.
+/// Where a ``Box`` keeps its value: after its header, aligned for the value's type.
+struct BoxHeader {
+    /// The stored value's static type (the registered `Value`), for what only it can do: destroy, cast.
+    let type: Any.Type
+    /// The value, in the box's own allocation.
+    let storage: UnsafeMutableRawPointer
+}
+
+/// An instance held by the container, stored inline in one allocation laid out for its type.
 ///
 /// Not generic on purpose: reading a generic class's field from unspecialized code needs that class's
 /// metadata (a runtime cache lookup per read), and making one per registered type costs a metadata
-/// instantiation at launch. Reading through `storage` needs nothing; a cache hit is a plain copy.
-final class Box: @unchecked Sendable {  // Immutable once made.
-    let storage: UnsafeMutableRawPointer
-    /// The stored value's static type (the registered `Value`), for what only it can do: destroy, cast.
-    let type: Any.Type
-
+/// instantiation at launch. Reading through `storage` needs nothing; a cache hit is a plain copy. The
+/// value lives in the tail of the object (a `ManagedBuffer`), so a box is one allocation, not two.
+final class Box: ManagedBuffer<BoxHeader, UInt> {  // Immutable once made; not `Sendable` (its superclass is not): `Unchecked` carries it across tasks.
     /// Boxes `value`.
-    init<Value>(_ value: consuming Value) {
-        let typed = UnsafeMutablePointer<Value>.allocate(capacity: 1)
-        typed.initialize(to: consume value)  // Moved in: no copy, no extra reference count.
-        storage = UnsafeMutableRawPointer(typed)
-        type = Value.self
+    static func make<Value>(_ value: consuming Value) -> Box {
+        let alignment = MemoryLayout<Value>.alignment
+        // The tail is word-aligned; a value aligned more strictly gets room to align it.
+        let slack = alignment > MemoryLayout<UInt>.alignment ? alignment : 0
+        let words = (MemoryLayout<Value>.size + slack + MemoryLayout<UInt>.stride - 1) / MemoryLayout<UInt>.stride
+        let box = unsafeDowncast(Box.create(minimumCapacity: words) { buffer in
+            let tail = UnsafeMutableRawPointer(buffer.withUnsafeMutablePointerToElements { $0 })
+            return BoxHeader(type: Value.self, storage: tail.alignedUp(toMultipleOf: alignment))
+        }, to: Box.self)
+        box.storage.initializeMemory(as: Value.self, to: consume value)  // Moved in: no copy, no extra reference count.
+        return box
     }
 
-    /// Takes over `storage`, which ``allocate(for:)`` made and which holds a value of `type`.
-    init(adopting storage: UnsafeMutableRawPointer, type: Any.Type) {
-        self.storage = storage
-        self.type = type
-    }
+    /// The stored value's static type (the registered `Value`).
+    var type: Any.Type { withUnsafeMutablePointerToHeader { $0.pointee.type } }
 
-    /// Memory laid out for one value of `type`, uninitialized.
-    static func allocate(for type: Any.Type) -> UnsafeMutableRawPointer {
-        func allocate<Value>(_: Value.Type) -> UnsafeMutableRawPointer {
-            UnsafeMutableRawPointer(UnsafeMutablePointer<Value>.allocate(capacity: 1))
-        }
-        return _openExistential(type, do: allocate)
-    }
+    /// The value, laid out for ``type``.
+    @inline(__always)
+    var storage: UnsafeMutableRawPointer { withUnsafeMutablePointerToHeader { $0.pointee.storage } }
 
     deinit {
         let storage = self.storage
         func destroy<Value>(_: Value.Type) {
-            storage.assumingMemoryBound(to: Value.self).deinitialize(count: 1).deallocate()
+            storage.assumingMemoryBound(to: Value.self).deinitialize(count: 1)
         }
         _openExistential(type, do: destroy)
     }
@@ -121,7 +125,7 @@ final class Box: @unchecked Sendable {  // Immutable once made.
 
     /// A box of type `type` holding `object`, which came from ``object`` of a box of that type.
     static func holding(_ object: AnyObject, as type: Any.Type) -> Box {
-        func box<Value>(_: Value.Type) -> Box { Box(object as! Value) }
+        func box<Value>(_: Value.Type) -> Box { Box.make(object as! Value) }
         return _openExistential(type, do: box)
     }
 
@@ -160,16 +164,15 @@ final class Box: @unchecked Sendable {  // Immutable once made.
 /// allocates one object and instantiates no metadata for it.
 ///
 /// The `let`s are read anywhere; the `var`s belong to ``ContainerState`` and are touched only under the
-/// container's lock.
+/// container's lock, which is why they skip the runtime's exclusivity checks.
 final class Registration: @unchecked Sendable {
-    typealias Make = @Sendable (UnsafeMutableRawPointer) throws -> Void
-    typealias MakeAsync = @Sendable (UnsafeMutableRawPointer) async throws -> Void
+    typealias Make = @Sendable () throws -> Box
+    typealias MakeAsync = @Sendable () async throws -> Box
 
     enum Factory {
         /// Runs wherever it is resolved: the closure in ``plainFactory``.
         case plain
-        /// Runs only on the main actor: claiming it off the main actor fails or hops first. Writes the
-        /// value into memory laid out for ``valueType``.
+        /// Runs only on the main actor: claiming it off the main actor fails or hops first.
         case mainActor(Make)
         /// Runs only in `resolveAsync` and `prepare`; never enters a thread's cache.
         case async(MakeAsync)
@@ -189,15 +192,17 @@ final class Registration: @unchecked Sendable {
     // MARK: The container's state (`ContainerState`'s, under the container's lock)
 
     /// The cached instance for `.scoped` and `.singleton`.
-    var cached: Box?
+    @exclusivity(unchecked) var cached: Box?
     /// The shared instance for `.weak`, while anyone holds it.
-    var weakInstance: WeakReference?
-    /// The build in progress, which other resolutions of this key wait for.
-    var build: Build?
+    @exclusivity(unchecked) var weakInstance: WeakReference?
+    /// The resolution building the instance now, if any.
+    @exclusivity(unchecked) var builder: Resolution?
+    /// The build in progress as its waiters see it: made by the first one (an uncontended build has none).
+    @exclusivity(unchecked) var waitable: Build?
     /// The dynamic type of the last instance asked about in ``isDisposable(_:)`` (0: none yet), and
     /// whether it conforms to `InjectionDisposable`: the dynamic cast costs far more than the comparison,
     /// and every eviction asks.
-    private var disposableType: UInt = 0
+    @exclusivity(unchecked) private var disposableType: UInt = 0
 
     // MARK: The registration, continued
 
@@ -211,16 +216,16 @@ final class Registration: @unchecked Sendable {
     // MARK: The container's state, continued
 
     /// Where the key is in ``ContainerState``'s resettable list, or -1 if it is not listed.
-    var resettablePosition: Int32 = -1
+    @exclusivity(unchecked) var resettablePosition: Int32 = -1
     /// Whether the next run of the factory records what it resolves, for the graph. Edges are recorded
     /// once per registration (and by `verify()`), so a factory that runs again costs nothing extra.
-    var recordsEdges = true
+    @exclusivity(unchecked) var recordsEdges = true
     /// Whether some thread's cache may hold an entry for this key, which a change must evict.
-    var isInThreadCaches = false
-    private var isDisposableType = false
+    @exclusivity(unchecked) var isInThreadCaches = false
+    @exclusivity(unchecked) private var isDisposableType = false
     /// Whether the instances are the container's to dispose and to track after eviction: not an instance
     /// the caller supplied (`register(_:instance:)`), nor a builder's closure.
-    var ownsInstances = true
+    @exclusivity(unchecked) var ownsInstances = true
 
     private init(
         _ type: AnyType, _ valueType: Any.Type, _ lifetime: InjectionLifetime, _ file: StaticString, _ factory: Factory,
@@ -261,10 +266,7 @@ final class Registration: @unchecked Sendable {
         mainActorFactory: @escaping @MainActor @Sendable () throws -> Value, postConstruction: (@Sendable (Value) throws -> Void)?
     ) {
         // Runs only after a claim saw a main-actor caller; the value stays on the main actor here.
-        let make: Make = { storage in
-            let value = try MainActor.assumeIsolated { Unchecked(try mainActorFactory()) }.value
-            storage.initializeMemory(as: Value.self, to: value)
-        }
+        let make: Make = { Box.make(try MainActor.assumeIsolated { Unchecked(try mainActorFactory()) }.value) }
         self.init(type, Value.self, lifetime, file, .mainActor(make), Self.postConstruct(postConstruction))
     }
 
@@ -272,10 +274,7 @@ final class Registration: @unchecked Sendable {
     convenience init<Value>(
         _ type: AnyType, lifetime: InjectionLifetime, file: StaticString, asyncFactory: @escaping @Sendable () async throws -> Value
     ) {
-        let make: MakeAsync = { storage in
-            let value = try await asyncFactory()
-            storage.initializeMemory(as: Value.self, to: value)
-        }
+        let make: MakeAsync = { Box.make(try await asyncFactory()) }
         self.init(type, Value.self, lifetime, file, .async(make), nil)
     }
 
@@ -327,15 +326,10 @@ final class Registration: @unchecked Sendable {
     func makeBox() throws -> Box {
         switch factory {
         case .plain:
-            func make<Value>(_: Value.Type) throws -> Box { Box(try typedFactory(as: Value.self)()) }
+            func make<Value>(_: Value.Type) throws -> Box { Box.make(try typedFactory(as: Value.self)()) }
             return try _openExistential(valueType, do: make)
         case .mainActor(let make):
-            let storage = Box.allocate(for: valueType)
-            do { try make(storage) } catch {
-                storage.deallocate()
-                throw error
-            }
-            return Box(adopting: storage, type: valueType)
+            return try make()
         case .async: preconditionFailure("Injection: an async factory was claimed by a synchronous resolve")
         }
     }
@@ -343,12 +337,7 @@ final class Registration: @unchecked Sendable {
     /// Runs the async factory and boxes its value.
     func makeBoxAsync() async throws -> Box {
         guard case .async(let make) = factory else { preconditionFailure("Injection: not an async factory") }
-        let storage = Box.allocate(for: valueType)
-        do { try await make(storage) } catch {
-            storage.deallocate()
-            throw error
-        }
-        return Box(adopting: storage, type: valueType)
+        return try await make()
     }
 
     /// Whether `instance` should be told it was evicted. Under the container's lock.

@@ -142,16 +142,16 @@ extension InjectionContainer {
                     isOnMainActor: isOnMainActor
                 ) {
                     if let parent, !startsResolution { return parent.resolution }
-                    newResolution = Resolution()
+                    newResolution = thread.makeResolution()
                     return newResolution!
                 }
                 switch claim {
-                case .cached(let instance, cacheable: true) where caches:
+                case .cached(let instance, let registration?) where caches:
                     replaced = thread.insert(instance, isFactory: false, for: key, in: id)
-                    state.noteInThreadCaches(key)
-                case .build(let registration, nil, _, _, cacheable: true) where caches:
+                    state.noteInThreadCaches(registration)
+                case .build(let registration, owner: nil, _, _, cacheable: true) where caches:
                     replaced = thread.insert(registration, isFactory: true, for: key, in: id)
-                    state.noteInThreadCaches(key)
+                    state.noteInThreadCaches(registration)
                 default: break
                 }
                 return claim
@@ -165,20 +165,23 @@ extension InjectionContainer {
                 throw error(.wrongIsolation, requested, parent: parent)
             case .wait(let build):
                 try wait(for: build, from: startsResolution ? nil : parent)
-            case .build(let registration, let build, let recordsEdges, let epoch, _):
+            case .build(let registration, let owner, let recordsEdges, let epoch, _):
                 var frame = Frame(
                     container: id, key: key, type: requested, epoch: epoch, parent: parent,
                     startsResolution: startsResolution, recordsEdges: recordsEdges)
                 frame.retainedResolution = newResolution.map { .passRetained($0) }
+                newResolution = nil
                 var resolution: Resolution?
                 let outcome = thread.run(frame, in: self, transaction: transaction, resolution: &resolution) {
                     (frame) -> Result<Box, InjectionError> in
                     let made = runFactory(registration, in: frame) { () throws -> Box in try registration.makeBox() }
                     return complete(
-                        made, of: registration, key: key, build: build, frame: frame, thread: caches ? thread : nil,
+                        made, of: registration, key: key, owner: owner, epoch: epoch, frame: frame, thread: caches ? thread : nil,
                         transaction: transaction, defersPostConstruction: true)
                 }
-                return try end(resolution, of: outcome, key: key).get()
+                let result = end(resolution, of: outcome, key: key)
+                thread.recycle(resolution.take())
+                return try result.get()
             }
         }
     }
@@ -226,8 +229,8 @@ extension InjectionContainer {
     /// resolve, when every instance of the graph is cached, so a back-reference resolves whichever
     /// type of a cycle was asked for first.
     func complete(
-        _ outcome: Result<Box, InjectionError>, of registration: Registration, key: TypeID, build: Build?,
-        frame: FrameRef, thread: ThreadState?, transaction: Unmanaged<Transaction>?, defersPostConstruction: Bool
+        _ outcome: Result<Box, InjectionError>, of registration: Registration, key: TypeID, owner: Unmanaged<Resolution>?,
+        epoch: UInt64, frame: FrameRef, thread: ThreadState?, transaction: Unmanaged<Transaction>?, defersPostConstruction: Bool
     ) -> Result<Box, InjectionError> {
         var outcome = outcome
         if case .success(let instance) = outcome, registration.lifetime == .weak, instance.object == nil, !instance.isNilOptional {
@@ -240,13 +243,14 @@ extension InjectionContainer {
         defer { _ = replaced }
         let completion = state.withLock { state in
             let completion = state.complete(
-                key, registration, build: build, instance: cacheable ? instance : nil, recordedEdges: frame.recordsEdges)
+                key, registration, owner: owner, epoch: epoch, instance: cacheable ? instance : nil,
+                recordedEdges: frame.recordsEdges)
             if completion.cached, let thread, let instance {
                 replaced = thread.insert(instance, isFactory: false, for: key, in: ObjectIdentifier(self))
-                state.noteInThreadCaches(key)
+                state.noteInThreadCaches(registration)
             }
-            if completion.wakes {
-                WaitGraph.finished(build!)  // Lock order: container → wait graph.
+            if let woken = completion.woken {
+                WaitGraph.finished(woken)  // Lock order: container → wait graph.
                 self.state.broadcast()
             }
             return completion
@@ -364,12 +368,12 @@ extension InjectionContainer {
                 // runs on the main thread and a main-thread resolve never blocks waiting for a hop.
                 do {
                     return try await MainActor.run {
-                        try ThreadState.withCurrent { (thread) throws(InjectionError) -> Box in
-                            try self.resolveSlowly(
+                        try ThreadState.withCurrent { (thread) throws(InjectionError) -> Unchecked<Box> in
+                            Unchecked(try self.resolveSlowly(
                                 requested, parent: parent, startsResolution: true, transaction: transaction, thread: thread,
-                                caches: false, isOnMainActor: { true })
+                                caches: false, isOnMainActor: { true }))
                         }
-                    }
+                    }.value
                 } catch {
                     throw error as! InjectionError  // `MainActor.run` rethrows untyped; the slow path throws only this.
                 }
@@ -386,7 +390,7 @@ extension InjectionContainer {
                     if !isBuilding { continuation.resume() }
                 }
                 if let (resolution, _) = waiting { WaitGraph.endWaiting(resolution) }
-            case .build(let registration, let build, let recordsEdges, let epoch, _):
+            case .build(let registration, let buildOwner, let recordsEdges, let epoch, _):
                 let parentFrame = parent?.escape()
                 var frame = Frame(
                     container: id, key: key, type: requested, epoch: epoch, parent: parentFrame.map { .heap(.passUnretained($0)) },
@@ -395,8 +399,8 @@ extension InjectionContainer {
                 let heapFrame = HeapFrame(frame, parent: parentFrame)
                 let made = await run(registration, in: heapFrame, transaction: transaction?.takeUnretainedValue())
                 let outcome = complete(
-                    made, of: registration, key: key, build: build, frame: .heap(.passUnretained(heapFrame)), thread: nil,
-                    transaction: transaction, defersPostConstruction: false)
+                    made, of: registration, key: key, owner: buildOwner, epoch: epoch, frame: .heap(.passUnretained(heapFrame)),
+                    thread: nil, transaction: transaction, defersPostConstruction: false)
                 return try withExtendedLifetime((task, heapFrame)) { end(owner, of: outcome, key: key) }.get()
             }
         }
@@ -414,18 +418,18 @@ extension InjectionContainer {
             }
         }
         let binding = TaskBinding(container: self, frame: frame, transaction: transaction)
-        let construction = Task { [self] () async -> Result<Box, InjectionError> in
+        let construction = Task { @Sendable [self] () async -> Unchecked<Result<Box, InjectionError>> in
             frame.ownerTask = currentTaskIdentity()
             return await TaskBinding.$current.withValue(binding) {
                 do {
-                    return .success(try await registration.makeBoxAsync())
+                    return Unchecked(.success(try await registration.makeBoxAsync()))
                 } catch let error as InjectionError {
-                    return .failure(error)
+                    return Unchecked(.failure(error))
                 } catch {
-                    return .failure(.factoryFailed(registration.type, chain: ref.chain, underlying: error, names: names))
+                    return Unchecked(.failure(.factoryFailed(registration.type, chain: FrameRef.heap(.passUnretained(frame)).chain, underlying: error, names: names)))
                 }
             }
         }
-        return await construction.value
+        return await construction.value.value
     }
 }

@@ -89,6 +89,26 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
         return body(.stack(pointer))
     }
 
+    // MARK: - Resolutions
+
+    /// A finished resolution that nothing else references, kept for this thread's next one, so that an
+    /// uncontended first resolve allocates nothing but its instance and its box.
+    @exclusivity(unchecked) private var spareResolution: Resolution?
+
+    /// A resolution for a root frame that claims a build: the spare one if there is one.
+    func makeResolution() -> Resolution {
+        guard let spare = spareResolution else { return Resolution() }
+        spareResolution = nil
+        return spare
+    }
+
+    /// Keeps `resolution`, which ended, as the spare, if nothing else references it (no build, waiter or
+    /// copied frame can tell it from a new one then) and it holds no work.
+    func recycle(_ resolution: consuming Resolution?) {
+        guard spareResolution == nil, var resolution, isKnownUniquelyReferenced(&resolution), resolution.isIdle else { return }
+        spareResolution = resolution
+    }
+
     /// Runs `body` with `binding` as the thread's binding, then restores the one before.
     @inline(__always)
     func bind<Result, Failure: Error>(_ binding: Binding, _ body: () throws(Failure) -> Result) throws(Failure) -> Result {

@@ -65,7 +65,7 @@
 
     /// Whether a resolution was told to wait for the build of `type` now in progress in `container`.
     public static func buildHasWaiters(for type: Any.Type, in container: InjectionContainer) -> Bool {
-        container.state.withLock { $0.registrations[AnyType(type).id]?.build?.hasWaiters == true }
+        container.state.withLock { $0.registrations[AnyType(type).id]?.waitable != nil }
     }
 
     /// How many registrations of `container` a reset visits: those that held an instance or a build
@@ -103,14 +103,21 @@ extension InjectionProbe {
                 didSet { all += registrations.values.filter { new in !all.contains { $0 === new } } }
             }
             private var all: [Registration] = []
-            deinit { for registration in all { registration.build = nil } }
+            deinit {
+                for registration in all {
+                    registration.builder = nil
+                    registration.waitable = nil
+                }
+            }
         }
 
-        /// A build in progress, as a claim hands it out.
+        /// A build in progress, as a claim hands it out: its registration and the resolution that owns it.
         public struct Build: Equatable {
-            fileprivate let build: Injection.Build
+            fileprivate let registration: Registration
+            fileprivate let owner: Resolution
+            fileprivate let epoch: UInt64
             /// The same build.
-            public static func == (lhs: Build, rhs: Build) -> Bool { lhs.build === rhs.build }
+            public static func == (lhs: Build, rhs: Build) -> Bool { lhs.registration === rhs.registration && lhs.owner === rhs.owner }
         }
 
         /// How a registration's factory runs.
@@ -182,7 +189,8 @@ extension InjectionProbe {
             case .cached: return .cached
             case .wait: return .wait
             case .hop: return .hop
-            case .build(_, let build, _, _, let cacheable): return .build(build.map(Build.init), cacheable: cacheable)
+            case .build(let registration, let owner, _, let epoch, let cacheable):
+                return .build(owner.map { Build(registration: registration, owner: $0.takeUnretainedValue(), epoch: epoch) }, cacheable: cacheable)
             case .fail(.notRegistered): return .notRegistered
             case .fail(.cycle): return .cycle
             case .fail(.wrongIsolation): return .wrongIsolation
@@ -197,16 +205,16 @@ extension InjectionProbe {
             _ type: Any.Type, build: Build?, succeeding: Bool = true, recordedEdges: Bool = true
         ) -> (cached: Bool, wakes: Bool) {
             let key = AnyType(type).id
-            guard let registration = build?.build.registration ?? registrations[key] else { return (false, false) }
+            guard let registration = build?.registration ?? registrations[key] else { return (false, false) }
             let completion = state.complete(
-                key, registration, build: build?.build, instance: succeeding ? Box(Instance()) : nil,
-                recordedEdges: recordedEdges)
+                key, registration, owner: build.map { .passUnretained($0.owner) }, epoch: build?.epoch ?? state.epoch,
+                instance: succeeding ? Box.make(Instance()) : nil, recordedEdges: recordedEdges)
             return (completion.cached, completion.wakes)
         }
 
         /// Notes that a thread's cache holds `type`, as the container does when it copies an instance there.
         public mutating func noteInThreadCache(_ type: Any.Type) {
-            state.noteInThreadCaches(AnyType(type).id)
+            if let registration = state.registrations[AnyType(type).id] { state.noteInThreadCaches(registration) }
         }
 
         /// Resets, as `resetCurrentContainer()` does.
@@ -216,7 +224,7 @@ extension InjectionProbe {
 
         /// Whether `build` is still in progress, as a waiter asks when it wakes.
         public func isBuilding(_ build: Build) -> Bool {
-            state.isBuilding(build.build)
+            state.isBuilding(build.registration.type.id, of: build.registration, by: build.owner)
         }
 
         private static func changes(_ evictions: ContainerState.Evictions) -> Changes {

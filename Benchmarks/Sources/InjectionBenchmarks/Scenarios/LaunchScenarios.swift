@@ -129,6 +129,29 @@ enum LaunchScenarios {
         exit(0)
     }
 
+    /// Runs one launch scenario `iterations` times and exits (`--profile MODE N`), for a profiler.
+    static func profile(_ mode: String, iterations: Int) -> Never {
+        let runs: [String: (Int) -> Timing] = [
+            "register": registerInjection, "register-seed": registerSeed,
+            "first": firstResolveInjection, "first-seed": firstResolveSeed,
+            "steady": steadyInjection, "steady-seed": steadySeed,
+            "reset": resetInjection, "reset-seed": resetSeed,
+        ]
+        guard let run = runs[mode] else {
+            FileHandle.standardError.write(Data("error: unknown profile mode \(mode); one of \(runs.keys.sorted())\n".utf8))
+            exit(2)
+        }
+        _ = run(1)  // Warm: the shared containers, metadata and conformance caches.
+        let timing = profiledRun(run, iterations)
+        print(mode, Double(timing.nanoseconds) / Double(iterations * launchTypeCount), "ns per type")
+        exit(0)
+    }
+
+    /// The measured part of a profile, apart from its warm-up: give callgrind
+    /// `--collect-atstart=no --toggle-collect='*profiledRun*'`.
+    @inline(never)
+    static func profiledRun(_ run: (Int) -> Timing, _ iterations: Int) -> Timing { run(iterations) }
+
     /// Runs this executable as a child in `mode`; returns the numbers it printed.
     static func spawnChild(_ mode: String) -> [Double] {
         let process = Process()
