@@ -298,8 +298,8 @@ public final class InjectionContainer: @unchecked Sendable {
             for operation in transaction.commit() {
                 switch operation {
                 case .reset: evictions.merge(state.reset())
-                case .register(let key, let registration): evictions.merge(state.replace(key, with: registration))
-                case .unregister(let key): evictions.merge(state.replace(key, with: nil))
+                case .register(let key, let registration): state.replace(key, with: registration).map { evictions.merge($0) }
+                case .unregister(let key): state.replace(key, with: nil).map { evictions.merge($0) }
                 case .removeAll: evictions.merge(state.removeAll())
                 }
             }
@@ -341,7 +341,7 @@ public final class InjectionContainer: @unchecked Sendable {
         var evictedAnInstance = false
         apply { state in
             let evictions = state.replace(key, with: registration)
-            evictedAnInstance = evictions.replacedAnInstance
+            evictedAnInstance = evictions?.replacedAnInstance ?? false
             return evictions
         }
         if evictedAnInstance { reportStaleDependents(of: registration.type) }
@@ -359,10 +359,11 @@ public final class InjectionContainer: @unchecked Sendable {
     /// Applies a change to the state and carries out what it returns: under the lock, evicts the
     /// changed keys from every thread's cache and finishes abandoned builds in the wait-for graph, so
     /// no thread sees the change half-done; after unlocking, tells evicted ``InjectionDisposable``
-    /// instances, remembers them for `liveInstancesFromPreviousScopes()`, and releases them.
-    func apply(_ change: (inout ContainerState) -> ContainerState.Evictions) {
-        let evictions = state.withLock { state in
-            var evictions = change(&state)
+    /// instances, remembers them for `liveInstancesFromPreviousScopes()`, and releases them. A change
+    /// that returns `nil` took nothing out (and left the epoch alone).
+    func apply(_ change: (inout ContainerState) -> ContainerState.Evictions?) {
+        let taken = state.withLock { state -> ContainerState.Evictions? in
+            guard var evictions = change(&state) else { return nil }
             _injection_store_u64(epochWord, state.epoch)
             if !evictions.abandoned.isEmpty {
                 for build in evictions.abandoned { WaitGraph.finished(build) }  // No wait may go through them.
@@ -371,6 +372,7 @@ public final class InjectionContainer: @unchecked Sendable {
             ThreadState.evict(evictions.threadCacheKeys, of: ObjectIdentifier(self), into: &evictions.released)
             return evictions
         }
+        guard let evictions = taken else { return }
         for waiter in evictions.waiters { waiter.resume() }
         guard !evictions.instances.isEmpty else { return }
         for evicted in evictions.instances where evicted.isDisposable {

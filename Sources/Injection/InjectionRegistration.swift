@@ -35,7 +35,7 @@ public struct InjectionRegistration<Value>: Sendable {
         // The alias resolves the primary through the binding, not a captured container (a copy of the
         // container resolves its own), and runs where the primary's factory may: on the main actor for a
         // main-actor registration, in `resolveAsync` for an async one.
-        let alias = switch registration.factory {
+        let alias = switch registration.kind {
         case .plain:
             Registration(AnyType(other), lifetime: .transient, file: file, factory: {
                 upcast(try InjectionManager.resolveInCurrent(primary, as: Value.self, caller: nil))

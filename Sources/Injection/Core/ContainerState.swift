@@ -213,16 +213,18 @@ struct ContainerState {
     }
 
     /// Registers `registration` for `key` (or unregisters `key`, for `nil`), evicting what the old
-    /// registration had built. A build in progress of the old one finishes but caches nothing.
-    mutating func replace(_ key: TypeID, with registration: Registration?) -> Evictions {
-        var evictions = Evictions()
+    /// registration had built. A build in progress of the old one finishes but caches nothing. Returns
+    /// `nil` if `key` was not registered: nothing to carry out (the common case at launch).
+    mutating func replace(_ key: TypeID, with registration: Registration?) -> Evictions? {
         generation &+= 1
-        if let old = registration.map({ registrations.updateValue($0, forKey: key) }) ?? registrations.removeValue(forKey: key) {
-            if old.resettablePosition >= 0 { unlistResettable(at: Int(old.resettablePosition)) }
-            evictions.replacedAnInstance = old.cached != nil || old.weakInstance?.object != nil
-            evictions.empty(old, key: key)
-            evictions.released.append(old)
+        guard let old = registration.map({ registrations.updateValue($0, forKey: key) }) ?? registrations.removeValue(forKey: key) else {
+            return nil
         }
+        var evictions = Evictions()
+        if old.resettablePosition >= 0 { unlistResettable(at: Int(old.resettablePosition)) }
+        evictions.replacedAnInstance = old.cached != nil || old.weakInstance?.object != nil
+        evictions.empty(old, key: key)
+        evictions.released.append(old)
         return evictions
     }
 

@@ -169,13 +169,16 @@ final class Registration: @unchecked Sendable {
     typealias Make = @Sendable () throws -> Box
     typealias MakeAsync = @Sendable () async throws -> Box
 
-    enum Factory {
-        /// Runs wherever it is resolved: the closure in ``plainFactory``.
+    /// Where a factory may run.
+    enum Kind: UInt8 {
+        /// Wherever it is resolved: ``factoryWords`` hold a `@Sendable () throws -> Value`.
         case plain
-        /// Runs only on the main actor: claiming it off the main actor fails or hops first.
-        case mainActor(Make)
-        /// Runs only in `resolveAsync` and `prepare`; never enters a thread's cache.
-        case async(MakeAsync)
+        /// Only on the main actor: claiming it off the main actor fails or hops first. ``factoryWords``
+        /// hold a ``Make``.
+        case mainActor
+        /// Only in `resolveAsync` and `prepare`; never enters a thread's cache. ``factoryWords`` hold a
+        /// ``MakeAsync``.
+        case async
     }
 
     // Stored properties are in an order that leaves little padding: a registration is the largest
@@ -185,9 +188,9 @@ final class Registration: @unchecked Sendable {
     let valueType: Any.Type
     /// Runs the `postConstruction` closure on a built value.
     let postConstruct: (@Sendable (UnsafeRawPointer) throws -> Void)?
-    /// A plain factory's closure, `@Sendable () throws -> Value`, as its two words: a function and its
-    /// context, which this registration retains. ``typedFactory(as:)`` turns them back into the closure.
-    private let plainFactory: (function: UnsafeRawPointer?, context: UnsafeRawPointer?)
+    /// The factory's closure (see ``Kind``) as its two words: a function and its context, which this
+    /// registration retains. One field for every kind, so a registration stays small.
+    private let factoryWords: (function: UnsafeRawPointer?, context: UnsafeRawPointer?)
 
     // MARK: The container's state (`ContainerState`'s, under the container's lock)
 
@@ -206,17 +209,19 @@ final class Registration: @unchecked Sendable {
 
     // MARK: The registration, continued
 
-    /// The file that registered it: messages and the graph name it for a `private` type.
-    let file: StaticString
-    let factory: Factory
     /// The requested type: the registered type, or the `InjectionKey` type.
     let type: AnyType
     let lifetime: InjectionLifetime
+    let kind: Kind
+    /// Where the key is in ``ContainerState``'s resettable list, or -1 if it is not listed (the container's).
+    @exclusivity(unchecked) var resettablePosition: Int32 = -1
+    /// The file that registered it: messages and the graph name it for a `private` type. Its 17 bytes
+    /// go after the 4-byte fields and before the 1-byte ones, which fill its tail: 133 bytes in all,
+    /// which malloc rounds to 144 (160 in the order of the fields' roles).
+    let file: StaticString
 
     // MARK: The container's state, continued
 
-    /// Where the key is in ``ContainerState``'s resettable list, or -1 if it is not listed.
-    @exclusivity(unchecked) var resettablePosition: Int32 = -1
     /// Whether the next run of the factory records what it resolves, for the graph. Edges are recorded
     /// once per registration (and by `verify()`), so a factory that runs again costs nothing extra.
     @exclusivity(unchecked) var recordsEdges = true
@@ -228,22 +233,21 @@ final class Registration: @unchecked Sendable {
     @exclusivity(unchecked) var ownsInstances = true
 
     private init(
-        _ type: AnyType, _ valueType: Any.Type, _ lifetime: InjectionLifetime, _ file: StaticString, _ factory: Factory,
-        _ postConstruct: (@Sendable (UnsafeRawPointer) throws -> Void)?,
-        plainFactory: (UnsafeRawPointer?, UnsafeRawPointer?) = (nil, nil)
+        _ type: AnyType, _ valueType: Any.Type, _ lifetime: InjectionLifetime, _ file: StaticString, _ kind: Kind,
+        _ factoryWords: (UnsafeRawPointer?, UnsafeRawPointer?), _ postConstruct: (@Sendable (UnsafeRawPointer) throws -> Void)?
     ) {
         self.type = type
         self.valueType = valueType
         self.file = file
         self.lifetime = lifetime
-        self.factory = factory
+        self.kind = kind
         self.postConstruct = postConstruct
-        self.plainFactory = plainFactory
-        if let context = plainFactory.1 { _ = Unmanaged<AnyObject>.fromOpaque(context).retain() }
+        self.factoryWords = factoryWords
+        if let context = factoryWords.1 { _ = Unmanaged<AnyObject>.fromOpaque(context).retain() }
     }
 
     deinit {
-        if let context = plainFactory.context { Unmanaged<AnyObject>.fromOpaque(context).release() }
+        if let context = factoryWords.context { Unmanaged<AnyObject>.fromOpaque(context).release() }
     }
 
     /// A synchronous factory that runs wherever it is resolved.
@@ -255,8 +259,8 @@ final class Registration: @unchecked Sendable {
         _ type: AnyType, lifetime: InjectionLifetime, file: StaticString, factory: @escaping @Sendable () throws -> Value,
         postConstruction: (@Sendable (Value) throws -> Void)?
     ) {
-        self.init(type, Value.self, lifetime, file, .plain, Self.postConstruct(postConstruction),
-                  plainFactory: unsafeBitCast(factory, to: (UnsafeRawPointer?, UnsafeRawPointer?).self))
+        self.init(type, Value.self, lifetime, file, .plain, unsafeBitCast(factory, to: (UnsafeRawPointer?, UnsafeRawPointer?).self),
+                  Self.postConstruct(postConstruction))
     }
 
     /// A synchronous factory isolated to the main actor: runs right away on the main thread, refuses
@@ -267,7 +271,8 @@ final class Registration: @unchecked Sendable {
     ) {
         // Runs only after a claim saw a main-actor caller; the value stays on the main actor here.
         let make: Make = { Box.make(try MainActor.assumeIsolated { Unchecked(try mainActorFactory()) }.value) }
-        self.init(type, Value.self, lifetime, file, .mainActor(make), Self.postConstruct(postConstruction))
+        self.init(type, Value.self, lifetime, file, .mainActor, unsafeBitCast(make, to: (UnsafeRawPointer?, UnsafeRawPointer?).self),
+                  Self.postConstruct(postConstruction))
     }
 
     /// An async factory: only `resolveAsync` and `prepare` run it.
@@ -275,15 +280,14 @@ final class Registration: @unchecked Sendable {
         _ type: AnyType, lifetime: InjectionLifetime, file: StaticString, asyncFactory: @escaping @Sendable () async throws -> Value
     ) {
         let make: MakeAsync = { Box.make(try await asyncFactory()) }
-        self.init(type, Value.self, lifetime, file, .async(make), nil)
+        self.init(type, Value.self, lifetime, file, .async, unsafeBitCast(make, to: (UnsafeRawPointer?, UnsafeRawPointer?).self), nil)
     }
 
     /// The same registration for another container (`InjectionContainer(copying:)`), with nothing built.
     func copy() -> Registration {
         // A supplied instance is one object shared by every copy: its `postConstruction` ran (or runs) in
         // the container it was registered in, not once more per copy.
-        let copy = Registration(
-            type, valueType, lifetime, file, factory, ownsInstances ? postConstruct : nil, plainFactory: plainFactory)
+        let copy = Registration(type, valueType, lifetime, file, kind, factoryWords, ownsInstances ? postConstruct : nil)
         copy.ownsInstances = ownsInstances
         return copy
     }
@@ -300,7 +304,7 @@ final class Registration: @unchecked Sendable {
         } else {
             chained = added
         }
-        let copy = Registration(type, valueType, lifetime, file, factory, chained, plainFactory: plainFactory)
+        let copy = Registration(type, valueType, lifetime, file, kind, factoryWords, chained)
         copy.ownsInstances = ownsInstances
         return copy
     }
@@ -316,28 +320,28 @@ final class Registration: @unchecked Sendable {
     /// Call only where `Value` is generic, never specialized (as where the closure was stored).
     @inline(__always)
     func typedFactory<Value>(as _: Value.Type) -> @Sendable () throws -> Value {
-        unsafeBitCast(plainFactory, to: (@Sendable () throws -> Value).self)
+        unsafeBitCast(factoryWords, to: (@Sendable () throws -> Value).self)
     }
 
-    var isMainActor: Bool { if case .mainActor = factory { true } else { false } }
-    var isAsync: Bool { if case .async = factory { true } else { false } }
+    var isMainActor: Bool { kind == .mainActor }
+    var isAsync: Bool { kind == .async }
 
     /// Runs a synchronous factory (a main-actor one only on the main actor) and boxes its value.
     func makeBox() throws -> Box {
-        switch factory {
+        switch kind {
         case .plain:
             func make<Value>(_: Value.Type) throws -> Box { Box.make(try typedFactory(as: Value.self)()) }
             return try _openExistential(valueType, do: make)
-        case .mainActor(let make):
-            return try make()
+        case .mainActor:
+            return try unsafeBitCast(factoryWords, to: Make.self)()
         case .async: preconditionFailure("Injection: an async factory was claimed by a synchronous resolve")
         }
     }
 
     /// Runs the async factory and boxes its value.
     func makeBoxAsync() async throws -> Box {
-        guard case .async(let make) = factory else { preconditionFailure("Injection: not an async factory") }
-        return try await make()
+        precondition(kind == .async, "Injection: not an async factory")
+        return try await unsafeBitCast(factoryWords, to: MakeAsync.self)()
     }
 
     /// Whether `instance` should be told it was evicted. Under the container's lock.

@@ -169,12 +169,12 @@ extension InjectionProbe {
             case .async: Registration(AnyType(type), lifetime: lifetime, file: #fileID, asyncFactory: { Instance() })
             }
             registrations[AnyType(type).id] = registration
-            return Self.changes(state.replace(AnyType(type).id, with: registration))
+            return Self.changes(state.replace(AnyType(type).id, with: registration) ?? .init())
         }
 
         /// Unregisters `type`.
         public mutating func unregister(_ type: Any.Type) -> Changes {
-            Self.changes(state.replace(AnyType(type).id, with: nil))
+            Self.changes(state.replace(AnyType(type).id, with: nil) ?? .init())
         }
 
         /// Claims `type`, as a resolve does.
