@@ -174,11 +174,29 @@ final class Registration: @unchecked Sendable {
         /// Wherever it is resolved: ``factoryWords`` hold a `@Sendable () throws -> Value`.
         case plain
         /// Only on the main actor: claiming it off the main actor fails or hops first. ``factoryWords``
-        /// hold a ``Make``.
+        /// hold a ``Holder`` of a ``Make``.
         case mainActor
         /// Only in `resolveAsync` and `prepare`; never enters a thread's cache. ``factoryWords`` hold a
-        /// ``MakeAsync``.
+        /// ``Holder`` of a ``MakeAsync``.
         case async
+    }
+
+    /// Holds a closure of a concrete type in ``factoryWords``' context word. (A closure cast to words goes
+    /// through the generic representation, which only a generic, unspecialized reader can call: see
+    /// ``typedFactory(as:)``.)
+    private final class Holder<Closure>: @unchecked Sendable {  // Immutable.
+        let closure: Closure
+        init(_ closure: Closure) { self.closure = closure }
+    }
+
+    /// Words whose context is `holder` (retained by the registration's initializer).
+    private static func words<Closure>(holding holder: Holder<Closure>) -> (UnsafeRawPointer?, UnsafeRawPointer?) {
+        (nil, UnsafeRawPointer(Unmanaged.passUnretained(holder).toOpaque()))
+    }
+
+    /// The closure a main-actor or async registration holds.
+    private func held<Closure>(_: Closure.Type) -> Closure {
+        Unmanaged<Holder<Closure>>.fromOpaque(factoryWords.context!).takeUnretainedValue().closure
     }
 
     // Stored properties are in an order that leaves little padding: a registration is the largest
@@ -271,8 +289,8 @@ final class Registration: @unchecked Sendable {
     ) {
         // Runs only after a claim saw a main-actor caller; the value stays on the main actor here.
         let make: Make = { Box.make(try MainActor.assumeIsolated { Unchecked(try mainActorFactory()) }.value) }
-        self.init(type, Value.self, lifetime, file, .mainActor, unsafeBitCast(make, to: (UnsafeRawPointer?, UnsafeRawPointer?).self),
-                  Self.postConstruct(postConstruction))
+        let holder = Holder(make)
+        self.init(type, Value.self, lifetime, file, .mainActor, Self.words(holding: holder), Self.postConstruct(postConstruction))
     }
 
     /// An async factory: only `resolveAsync` and `prepare` run it.
@@ -280,7 +298,8 @@ final class Registration: @unchecked Sendable {
         _ type: AnyType, lifetime: InjectionLifetime, file: StaticString, asyncFactory: @escaping @Sendable () async throws -> Value
     ) {
         let make: MakeAsync = { Box.make(try await asyncFactory()) }
-        self.init(type, Value.self, lifetime, file, .async, unsafeBitCast(make, to: (UnsafeRawPointer?, UnsafeRawPointer?).self), nil)
+        let holder = Holder(make)
+        self.init(type, Value.self, lifetime, file, .async, Self.words(holding: holder), nil)
     }
 
     /// The same registration for another container (`InjectionContainer(copying:)`), with nothing built.
@@ -333,7 +352,7 @@ final class Registration: @unchecked Sendable {
             func make<Value>(_: Value.Type) throws -> Box { Box.make(try typedFactory(as: Value.self)()) }
             return try _openExistential(valueType, do: make)
         case .mainActor:
-            return try unsafeBitCast(factoryWords, to: Make.self)()
+            return try held(Make.self)()
         case .async: preconditionFailure("Injection: an async factory was claimed by a synchronous resolve")
         }
     }
@@ -341,7 +360,7 @@ final class Registration: @unchecked Sendable {
     /// Runs the async factory and boxes its value.
     func makeBoxAsync() async throws -> Box {
         precondition(kind == .async, "Injection: not an async factory")
-        return try await unsafeBitCast(factoryWords, to: MakeAsync.self)()
+        return try await held(MakeAsync.self)()
     }
 
     /// Whether `instance` should be told it was evicted. Under the container's lock.
