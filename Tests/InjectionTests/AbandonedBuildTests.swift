@@ -6,32 +6,6 @@ import Testing
 
 private final class Slow: Sendable {}
 
-/// A gate that tasks wait on by suspending, never by blocking a thread.
-private final class AsyncGate: @unchecked Sendable {  // Its state: under `lock`.
-    private let lock = NSLock()
-    private var isOpen = false
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-
-    func open() {
-        let waiting = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
-            isOpen = true
-            defer { waiters = [] }
-            return waiters
-        }
-        for waiter in waiting { waiter.resume() }
-    }
-
-    func wait() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let open = lock.withLock { () -> Bool in
-                if !isOpen { waiters.append(continuation) }
-                return isOpen
-            }
-            if open { continuation.resume() }
-        }
-    }
-}
-
 /// A value one task sets and another reads once it is told.
 private final class Slot<Value: Sendable>: @unchecked Sendable {  // Its state: under `lock`.
     private let lock = NSLock()

@@ -31,44 +31,6 @@ private final class LiveStore: Store {
 private final class Alpha: Sendable {}
 private final class Beta: Sendable {}
 
-/// An async factory that waits until the test lets it finish.
-private final class AsyncGate: @unchecked Sendable {
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<Void, Never>?
-    private var isOpen = false
-    private var hasStarted = false
-
-    /// Suspends (never blocks a thread: tests share a small pool) until the factory is waiting.
-    func started() async -> Bool {
-        for _ in 0..<2_000 {
-            if lock.withLock({ hasStarted }) { return true }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return false
-    }
-
-    func wait() async {
-        lock.withLock { hasStarted = true }
-        await withCheckedContinuation { continuation in
-            let resumeNow = lock.withLock { () -> Bool in
-                if isOpen { return true }
-                self.continuation = continuation
-                return false
-            }
-            if resumeNow { continuation.resume() }
-        }
-    }
-
-    func open() {
-        let waiting = lock.withLock { () -> CheckedContinuation<Void, Never>? in
-            isOpen = true
-            defer { continuation = nil }
-            return continuation
-        }
-        waiting?.resume()
-    }
-}
-
 @Suite("Main-actor and async factories", .isolatedInjection)
 struct ConcurrencyModelTests {
     // MARK: Main actor
