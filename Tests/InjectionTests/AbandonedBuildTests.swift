@@ -61,4 +61,28 @@ struct AbandonedBuildTests {
         let cached: Slow = try container.resolve(Slow.self)
         #expect(cached === rebuilt, "the new scope caches the rebuilt instance, not the stale one")
     }
+
+    @Test("threads waiting for a build abandoned by a reset build in the new scope")
+    func waitersOfAbandonedBuildRetry() throws {
+        let container = InjectionContainer()
+        let release = Gate(), started = Gate()
+        let serial = Counter()
+        container.register(Session.self) {
+            let number = serial.increment()
+            if number == 1 { started.open(); release.wait() }
+            return Session(user: "u", serial: number)
+        }
+        let results = Collector<Int>()
+        onThread { results.append(try! container.resolve(Session.self).serial) }
+        #expect(started.wait())
+        let waiterDone = Gate()
+        onThread { results.append(try! container.resolve(Session.self).serial); waiterDone.open() }
+        Thread.sleep(forTimeInterval: 0.05)  // Let the second thread start waiting (the test holds either way).
+        container.resetCurrentContainer()
+        #expect(waiterDone.wait())
+        release.open()
+        let current = try container.resolve(Session.self)
+        #expect(current.serial == 2)
+        #expect(serial.value == 2)
+    }
 }

@@ -202,4 +202,19 @@ struct ReentrancyTests {
         #expect(deinits.value == 2)
         #expect(container.isRegistered(ReentrantInner.self))
     }
+
+    @Test("a factory may register, unregister and reset without deadlocking")
+    func reentrantFactory() throws {
+        let container = InjectionContainer()
+        container.register((any API).self) {
+            InjectionManager.register(Formatter.self) { Formatter() }
+            InjectionManager.resetCurrentContainer()
+            InjectionManager.unregister(Detail.self)
+            return LiveAPI()
+        }
+        let api = try container.resolve((any API).self)
+        #expect(container.isRegistered(Formatter.self))
+        // The reset inside the factory abandoned the build, so it was not cached.
+        #expect(try container.resolve((any API).self) !== api)
+    }
 }

@@ -526,4 +526,28 @@ struct StressTests {
         }
         #expect(errors.values.isEmpty, "after \(attempts) attempts: \(errors.values)")
     }
+
+    @Test("resolves racing with resets and registrations stay consistent")
+    func resolvesRaceWithMutations() {
+        let container = InjectionContainer()
+        container.register((any API).self) { LiveAPI() }
+        container.register((any Clock).self, lifetime: .singleton) { SystemClock() }
+        container.register(ViewModel.self) { ViewModel() }
+        let clock = try! container.resolve((any Clock).self)
+        let failures = Counter()
+        let finished = runOnThreads(4) { index in
+            for iteration in 0..<2_000 {
+                switch (index, iteration % 50) {
+                case (0, 0): container.resetCurrentContainer()
+                case (1, 0): container.register((any API).self) { LiveAPI(name: "re") }
+                case (2, 0): container.resetCurrentContainer { container.register(Formatter.self) { Formatter() } }
+                default:
+                    let viewModel = try! container.resolve(ViewModel.self)
+                    if viewModel.clock !== clock { failures.increment() }
+                }
+            }
+        }
+        #expect(finished)
+        #expect(failures.value == 0)
+    }
 }

@@ -42,6 +42,26 @@ final class Screen: Sendable {
     let sameAPI: any API = Inject()
 }
 
+// MARK: - Shared by the reset tests
+
+/// An instance that says which factory built it: its type's name, the factory's tag, its build number.
+final class Built: Sendable {
+    let type: String
+    let tag: Int
+    let serial: Int
+    let dependencies: [Built]
+    init(_ type: String, tag: Int = 0, serial: Int = 0, dependencies: [Built] = []) {
+        self.type = type
+        self.tag = tag
+        self.serial = serial
+        self.dependencies = dependencies
+    }
+}
+
+enum ResetTop: InjectionKey { typealias Value = Built }
+enum ResetMiddle: InjectionKey { typealias Value = Built }
+enum ResetBottom: InjectionKey { typealias Value = Built }
+
 // MARK: - Helpers
 
 /// A thread-safe counter for how often factories run.

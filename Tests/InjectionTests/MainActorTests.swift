@@ -1,0 +1,67 @@
+import Foundation
+import Injection
+import InjectionTesting
+import Testing
+
+// Main-actor types are built on the main actor: a synchronous resolve off it is refused with a message,
+// never a crash inside the factory, and `resolveAsync` hops there from anywhere.
+
+@MainActor
+private final class ProfileViewModel {
+    var title = "profile"
+    init() {}
+}
+
+@MainActor
+private final class ProfileScreen {
+    let viewModel: ProfileViewModel = Inject()
+}
+
+@Suite("Main actor", .isolatedInjection)
+struct MainActorTests {
+    @MainActor
+    @Test("a main-actor type registers in one line and injects into main-actor code")
+    func mainActorType() {
+        InjectionManager.register(ProfileViewModel.self, isolation: MainActor.shared) { ProfileViewModel() }
+        let screen = ProfileScreen()
+        #expect(screen.viewModel.title == "profile")
+        #expect(Inject(ProfileViewModel.self) === screen.viewModel)
+    }
+
+    @Test("resolving a main-actor type off the main actor fails with a clear error, not a crash")
+    func mainActorTypeOffMainThread() {
+        let container = InjectionContainer()
+        container.register(ProfileViewModel.self, isolation: MainActor.shared) { ProfileViewModel() }
+        let errors = Collector<InjectionError>()
+        let done = Gate()
+        onThread {
+            do throws(InjectionError) { _ = try container.resolve(ProfileViewModel.self) } catch { errors.append(error) }
+            done.open()
+        }
+        #expect(done.wait())
+        let error = errors.values.first
+        #expect(error?.kind == .wrongIsolation)
+        #expect(error?.description.hasPrefix("Injection: ProfileViewModel is registered with isolation: MainActor, but it was resolved synchronously off the main actor") == true)
+        #expect(error?.description.contains("resolveAsync(ProfileViewModel.self)") == true)
+    }
+
+    @Test("Inject() of a main-actor type off the main actor traps with that message")
+    func mainActorTrap() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            InjectionManager.register(ProfileViewModel.self, isolation: MainActor.shared) { ProfileViewModel() }
+            await Task.detached { _ = Inject(ProfileViewModel.self) }.value
+        }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("Injection: ProfileViewModel is registered with isolation: MainActor"))
+    }
+
+    @Test("resolveAsync hops to the main actor for a main-actor type, and the instance is shared")
+    func mainActorTypeAsync() async throws {
+        InjectionManager.register(ProfileViewModel.self, isolation: MainActor.shared) { ProfileViewModel() }
+        let fromBackground = try await Task.detached { [container = InjectionManager.currentContainer] in
+            try await container.resolveAsync(ProfileViewModel.self)
+        }.value
+        let fromMain = await MainActor.run { Inject(ProfileViewModel.self) }
+        #expect(fromBackground === fromMain)
+    }
+}
