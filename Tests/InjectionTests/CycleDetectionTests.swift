@@ -1,5 +1,6 @@
 import Foundation
 @_spi(Testing) import Injection
+import InjectionTesting
 import Testing
 
 // A cycle is reported only when the chain of resolutions waiting for one another really closes at that
@@ -28,6 +29,11 @@ private final class RaceC: Sendable {
     let b: RaceB, a: RaceA
     init(b: RaceB, a: RaceA) { self.b = b; self.a = a }
 }
+
+private final class SlowShared: Sendable {
+    init() { Thread.sleep(forTimeInterval: 0.2) }
+}
+private final class AsyncRoot: Sendable {}
 
 @Suite("Cycle detection")
 struct CycleDetectionTests {
@@ -125,5 +131,25 @@ struct CycleDetectionTests {
         #expect(finished)
         #expect(errors.values.isEmpty, "\(errors.values.count) of \(ran.value) rounds failed, first: \(errors.values.first ?? "")")
         #expect(ran.value >= 100, "only \(ran.value) rounds ran")
+    }
+
+    @Test("child tasks of an async factory resolving the same slow type are not a cycle", .isolatedInjection)
+    func siblingTasksAreNotACycle() async throws {
+        let errors = Collector<String>()
+        let builds = Counter()
+        InjectionManager.register(SlowShared.self) { builds.increment(); return SlowShared() }
+        InjectionManager.register(AsyncRoot.self) { () async -> AsyncRoot in
+            await withTaskGroup(of: Void.self) { group in
+                for _ in 0..<2 {
+                    group.addTask {
+                        do throws(InjectionError) { _ = try InjectionManager.resolve(SlowShared.self) } catch { errors.append(error.description) }
+                    }
+                }
+            }
+            return AsyncRoot()
+        }
+        _ = try await InjectionManager.resolveAsync(AsyncRoot.self)
+        #expect(errors.values.isEmpty)
+        #expect(builds.value == 1)
     }
 }

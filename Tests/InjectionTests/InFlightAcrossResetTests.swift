@@ -159,4 +159,25 @@ struct InFlightAcrossResetTests {
         #expect(next.serial == 2)                      // ...but the new scope builds its own.
         #expect(try await InjectionManager.resolveAsync((any Store).self) === next)
     }
+
+    @Test("a resolution that began before a reset never caches what it builds after the reset", .isolatedInjection)
+    func staleResolutionDoesNotSeedTheNewScope() throws {
+        let container = InjectionContainer()
+        let resetDone = Latch(), started = Latch()
+        container.register(Part.self) { Part(deinits: Counter()) }
+        container.register(Holder.self) {
+            started.open()
+            resetDone.wait()
+            return Holder(part: try InjectionManager.resolve(Part.self))  // Resolved after the reset.
+        }
+        let old = Collector<Holder>()
+        let finished = Gate()
+        onThread { old.append(try! container.resolve(Holder.self)); finished.open() }
+        #expect(started.wait())
+        container.resetCurrentContainer()
+        resetDone.open()
+        #expect(finished.wait())
+        let newPart = try container.resolve(Part.self)
+        #expect(old.values.first?.part !== newPart)
+    }
 }

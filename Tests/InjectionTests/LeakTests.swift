@@ -165,4 +165,30 @@ struct LeakTests {
         // Per cycle: one Session and one LeakCart shared by the workers, a LeakDraft each, and one LeakPresence or more.
         #expect(live.value >= cycles * (3 + workers))
     }
+
+    // MARK: liveInstancesFromPreviousScopes()
+
+    @Test("liveInstancesFromPreviousScopes lists evicted instances that are still held", .isolatedInjection)
+    func staleInstances() {
+        InjectionManager.register(Session.self) { Session(user: "a") }
+        InjectionManager.register((any API).self) { LiveAPI() }
+        var leaked: Session? = Inject(Session.self)
+        _ = Inject((any API).self)
+        InjectionManager.resetCurrentContainer()
+        #expect(InjectionManager.liveInstancesFromPreviousScopes() == ["Session"])
+        leaked = nil
+        #expect(leaked == nil)
+        #expect(InjectionManager.liveInstancesFromPreviousScopes().isEmpty)
+    }
+
+    @Test("tracking can be turned off", .isolatedInjection)
+    func trackingCanBeTurnedOff() {
+        let container = InjectionManager.currentContainer
+        container.tracksEvictedInstances = false
+        InjectionManager.register(Session.self) { Session(user: "a") }
+        let held: Session = Inject()
+        InjectionManager.resetCurrentContainer()
+        #expect(InjectionManager.liveInstancesFromPreviousScopes().isEmpty)
+        withExtendedLifetime(held) {}
+    }
 }

@@ -17,6 +17,11 @@ private final class ProfileScreen {
     let viewModel: ProfileViewModel = Inject()
 }
 
+@MainActor
+private final class MainModel {
+    init() {}
+}
+
 @Suite("Main actor", .isolatedInjection)
 struct MainActorTests {
     @MainActor
@@ -63,5 +68,22 @@ struct MainActorTests {
         }.value
         let fromMain = await MainActor.run { Inject(ProfileViewModel.self) }
         #expect(fromBackground === fromMain)
+    }
+
+    @Test("resolveAsync of a main-actor type racing resets never fails")
+    func mainActorAsyncRacingResets() async throws {
+        let container = InjectionManager.currentContainer
+        container.register(MainModel.self, isolation: MainActor.shared) { MainModel() }
+        let stop = Counter()
+        let resetter = Task.detached {
+            while stop.value == 0 { container.resetCurrentContainer() }
+        }
+        let failures = Counter()
+        for _ in 0..<5_000 {
+            do throws(InjectionError) { _ = try await container.resolveAsync(MainModel.self) } catch { failures.increment() }
+        }
+        stop.increment()
+        await resetter.value
+        #expect(failures.value == 0)
     }
 }

@@ -62,6 +62,28 @@ enum ResetTop: InjectionKey { typealias Value = Built }
 enum ResetMiddle: InjectionKey { typealias Value = Built }
 enum ResetBottom: InjectionKey { typealias Value = Built }
 
+// MARK: - Shared by the postConstruction and in-flight tests
+
+/// Holds a `Part`, which a factory resolves for it.
+final class Holder: Sendable {
+    let part: Part
+    init(part: Part) { self.part = part }
+}
+/// Counts its deinits; `postConstruction` marks it constructed.
+final class Part: @unchecked Sendable {
+    var isConstructed = false
+    let deinits: Counter
+    init(deinits: Counter) { self.deinits = deinits }
+    deinit { deinits.increment() }
+}
+
+// MARK: - Shared by the lifetime and InjectLazy tests
+
+/// Counts how often it was built.
+final class Expensive: Sendable {
+    init(runs: Counter) { runs.increment() }
+}
+
 // MARK: - Helpers
 
 /// A thread-safe counter for how often factories run.
