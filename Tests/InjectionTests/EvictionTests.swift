@@ -17,6 +17,13 @@ private final class Socket: InjectionDisposable, @unchecked Sendable {
     }
 }
 
+private final class AdvDisposableDB: InjectionDisposable, @unchecked Sendable {
+    private let lock = NSLock()
+    private var disposals = 0
+    var disposeCount: Int { lock.withLock { disposals } }
+    func dispose() { lock.withLock { disposals += 1 } }
+}
+
 @Suite("Eviction and disposal")
 struct EvictionTests {
     @Test("evicted instances are told once, outside the lock, by reset, unregister and re-registration", .isolatedInjection)
@@ -45,5 +52,20 @@ struct EvictionTests {
         _ = Inject(Socket.self)
         InjectionManager.resetCurrentContainer()
         #expect(disposals.value == 0)
+    }
+
+    @Test("a copy (a test's container) that replaces an instance registration does not dispose the original's instance")
+    func copyDoesNotDisposeTheOriginalsInstance() throws {
+        let original = InjectionContainer()
+        let db = AdvDisposableDB()
+        original.register(AdvDisposableDB.self, instance: db)
+        #expect(try original.resolve(AdvDisposableDB.self) === db)
+
+        let testContainer = InjectionContainer(copying: original)   // what .isolatedInjection makes
+        _ = try testContainer.resolve(AdvDisposableDB.self)
+        testContainer.register(AdvDisposableDB.self) { AdvDisposableDB() }   // the test mocks it
+        testContainer.removeAll()
+        #expect(try original.resolve(AdvDisposableDB.self) === db, "the original still serves it")
+        #expect(db.disposeCount == 0, "the original container's live instance was disposed by a copy")
     }
 }

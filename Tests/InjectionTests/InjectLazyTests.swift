@@ -13,6 +13,15 @@ private final class HoldsLazy: Sendable {
     let dependency = InjectLazy(LazyDependency.self)
 }
 
+private final class AdvPlain: Sendable {}
+
+private final class AdvLines: @unchecked Sendable {
+    private let lock = NSLock()
+    private var lines: [String] = []
+    func append(_ line: String) { lock.withLock { lines.append(line) } }
+    var all: [String] { lock.withLock { lines } }
+}
+
 @Suite("InjectLazy")
 struct InjectLazyTests {
     @Test("a scoped instance holding an InjectLazy does not keep its container alive")
@@ -66,5 +75,17 @@ struct InjectLazyTests {
         onThread { ids.append(detail.value.id); done.open() }
         #expect(done.wait())
         #expect(ids.values == ["bound"])
+    }
+
+    @Test("InjectLazy of an optional does not keep a nil that the container refused to cache")
+    func lazyNilOptional() throws {
+        let container = InjectionContainer()
+        let available = AdvLines()
+        container.register(AdvPlain?.self) { available.all.isEmpty ? nil : AdvPlain() }
+        let lazy = InjectionManager.withContainer(container) { InjectLazy(AdvPlain?.self) }
+        #expect(try lazy.resolve() == nil)
+        available.append("now")
+        #expect(try container.resolve(AdvPlain?.self) != nil, "the container gives the instance now")
+        #expect(try lazy.resolve() != nil, "the handle still holds the nil it saw first")
     }
 }

@@ -145,20 +145,3 @@ struct IsolationTests {
         #expect(names.values == ["from container"])
     }
 }
-
-@Suite(".isolatedInjection", .isolatedInjection)
-struct IsolatedInjectionTraitTests {
-    @Test("each test starts from a fresh container, not the process-wide one")
-    func freshContainerPerTest() {
-        #expect(InjectionManager.currentContainer !== InjectionManager.sharedContainer)
-        InjectionManager.register(Formatter.self) { Formatter() }
-        #expect(!InjectionManager.sharedContainer.isRegistered(Formatter.self))
-    }
-
-    @Test("tests in one suite do not see each other's registrations", arguments: 0..<20)
-    func noLeaksBetweenTests(index: Int) {
-        #expect(!InjectionManager.isRegistered(Detail.self))
-        InjectionManager.register(Detail.self) { Detail(id: "\(index)") }
-        #expect(Inject(Detail.self).id == "\(index)")
-    }
-}

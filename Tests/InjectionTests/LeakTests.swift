@@ -64,6 +64,12 @@ private func useSession(_ user: Int, from container: InjectionContainer, into re
         && (try? container.resolve(LeakSession.self)) === session
 }
 
+private final class AdvPlain: Sendable {}
+
+private struct AdvCardBuilder: Builder, Sendable {
+    typealias BuildResult = AdvPlain
+}
+
 @Suite("Leaks")
 struct LeakTests {
     static let cycles = 10_000
@@ -190,5 +196,17 @@ struct LeakTests {
         InjectionManager.resetCurrentContainer()
         #expect(InjectionManager.liveInstancesFromPreviousScopes().isEmpty)
         withExtendedLifetime(held) {}
+    }
+
+    @Test("liveInstancesFromPreviousScopes does not report a builder's closure replaced in a copy")
+    func replacedBuilderInACopyIsNotALeak() throws {
+        let original = InjectionContainer()
+        original.register(AdvCardBuilder.self) { _ in AdvPlain() }
+        let testContainer = InjectionContainer(copying: original)
+        testContainer.tracksEvictedInstances = true
+        _ = try testContainer.build(AdvCardBuilder())
+        testContainer.register(AdvCardBuilder.self) { _ in AdvPlain() }   // a fake builder
+        #expect(testContainer.liveInstancesFromPreviousScopes().isEmpty,
+                "no instance of the test leaked: \(testContainer.liveInstancesFromPreviousScopes())")
     }
 }

@@ -1,4 +1,5 @@
 import Injection
+import InjectionTesting
 import Testing
 
 // Exit tests run in a fresh process, so they start with an empty process-wide container.
@@ -7,6 +8,8 @@ private final class NeedsAPI: Sendable {
     let api: any API
     init(api: any API = Inject()) { self.api = api }
 }
+
+private final class StaleUserSession: Sendable {}
 
 @Suite("Inject() traps with a readable message")
 struct TrapTests {
@@ -50,5 +53,20 @@ struct TrapTests {
             InjectionManager.register((any API).self) { LiveAPI() }
             _ = NeedsAPI()
         }
+    }
+
+    @Test("Inject() that traps in a test's container names the test and how to register the mock")
+    func trapNamesTheTest() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let container = InjectionContainer(copying: InjectionManager.sharedContainer, testName: "\"the profile test\"")
+            InjectionManager.withContainer(container) {
+                let _: StaleUserSession = Inject()
+            }
+        }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("Injection: no registration for StaleUserSession."))
+        #expect(output.contains("This happened in the test \"the profile test\"."))
+        #expect(output.contains("InjectionManager.register(StaleUserSession.self) { ... }"))
+        #expect(output.contains(".isolatedInjection(startingWith:)"))
     }
 }
