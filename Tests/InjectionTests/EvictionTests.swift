@@ -24,6 +24,15 @@ private final class AdvDisposableDB: InjectionDisposable, @unchecked Sendable {
     func dispose() { lock.withLock { disposals += 1 } }
 }
 
+private final class PinScoped: Sendable {}
+private final class WeakThing: Sendable {}
+private final class AsyncThing: Sendable {}
+private final class PinDisposable: InjectionDisposable, @unchecked Sendable {
+    let disposals: Counter
+    init(disposals: Counter) { self.disposals = disposals }
+    func dispose() { disposals.increment() }
+}
+
 @Suite("Eviction and disposal")
 struct EvictionTests {
     @Test("evicted instances are told once, outside the lock, by reset, unregister and re-registration", .isolatedInjection)
@@ -67,5 +76,55 @@ struct EvictionTests {
         testContainer.removeAll()
         #expect(try original.resolve(AdvDisposableDB.self) === db, "the original still serves it")
         #expect(db.disposeCount == 0, "the original container's live instance was disposed by a copy")
+    }
+
+    @Test("after a reset nothing stale is served: scoped, weak, async-built, transaction-registered, copied containers, thread caches")
+    func resetSeesEverything() async throws {
+        let container = InjectionContainer()
+        let disposals = Counter()
+        container.register(PinScoped.self) { PinScoped() }
+        container.register(WeakThing.self, lifetime: .weak) { WeakThing() }
+        container.register(AsyncThing.self) { () async -> AsyncThing in AsyncThing() }
+        container.register(PinDisposable.self) { PinDisposable(disposals: disposals) }
+
+        let scoped = try container.resolve(PinScoped.self)
+        _ = try container.resolve(PinScoped.self)  // Now in this thread's cache too.
+        let weak = try container.resolve(WeakThing.self)
+        try await container.prepare(AsyncThing.self)
+        let asyncBuilt = try container.resolve(AsyncThing.self)
+        let disposable = try container.resolve(PinDisposable.self)
+        container.resetCurrentContainer()
+        #expect(try container.resolve(PinScoped.self) !== scoped)
+        #expect(try container.resolve(WeakThing.self) !== weak)
+        #expect(await (try container.resolveAsync(AsyncThing.self)) !== asyncBuilt)
+        #expect(try container.resolve(PinDisposable.self) !== disposable)
+        #expect(disposals.value == 1)
+
+        // A transaction that re-registers a resolved type: the old instance is disposed exactly once.
+        let beforeTransaction = try container.resolve(PinDisposable.self)
+        container.resetCurrentContainer {
+            container.register(PinDisposable.self) { PinDisposable(disposals: disposals) }
+        }
+        #expect(disposals.value == 2)
+        let afterTransaction = try container.resolve(PinDisposable.self)
+        #expect(afterTransaction !== beforeTransaction)
+        container.unregister(PinDisposable.self)
+        #expect(disposals.value == 3)
+        container.resetCurrentContainer()
+        #expect(disposals.value == 3, "a removed slot still listed must not be disposed again")
+
+        // A copy lists its own slots.
+        let copy = InjectionContainer(copying: container)
+        let inCopy = try copy.resolve(PinScoped.self)
+        _ = try copy.resolve(PinScoped.self)
+        copy.resetCurrentContainer()
+        #expect(try copy.resolve(PinScoped.self) !== inCopy)
+
+        // verify() leaves this container's scope alone, and a reset after it still evicts.
+        let beforeVerify = try container.resolve(PinScoped.self)
+        try container.verify()
+        #expect(try container.resolve(PinScoped.self) === beforeVerify)
+        container.resetCurrentContainer()
+        #expect(try container.resolve(PinScoped.self) !== beforeVerify)
     }
 }

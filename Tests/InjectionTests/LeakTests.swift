@@ -1,5 +1,5 @@
 import Foundation
-import Injection
+@_spi(Testing) import Injection
 import InjectionTesting
 import Testing
 
@@ -68,6 +68,12 @@ private final class AdvPlain: Sendable {}
 
 private struct AdvCardBuilder: Builder, Sendable {
     typealias BuildResult = AdvPlain
+}
+
+private final class Captured: Sendable {}
+private final class Scoped: Sendable {
+    let captured: Captured
+    init(captured: Captured) { self.captured = captured }
 }
 
 @Suite("Leaks")
@@ -208,5 +214,36 @@ struct LeakTests {
         testContainer.register(AdvCardBuilder.self) { _ in AdvPlain() }   // a fake builder
         #expect(testContainer.liveInstancesFromPreviousScopes().isEmpty,
                 "no instance of the test leaked: \(testContainer.liveInstancesFromPreviousScopes())")
+    }
+
+    // MARK: The container does not grow
+
+    @Test("unregistering a scoped type that was resolved releases its registration (and what its factory captured) without a reset")
+    func unregisterReleasesRegistration() throws {
+        let container = InjectionContainer()
+        weak var weakCaptured: Captured?
+        do {
+            let captured = Captured()
+            weakCaptured = captured
+            container.register(Scoped.self) { [captured] in Scoped(captured: captured) }
+        }
+        _ = try container.resolve(Scoped.self)  // Lists the slot in `scopedSlots`.
+        container.unregister(Scoped.self)
+        #expect(!container.isRegistered(Scoped.self))
+        #expect(weakCaptured == nil, "the removed registration is still retained (by scopedSlots) until the next reset")
+        container.resetCurrentContainer()
+        #expect(weakCaptured == nil)
+    }
+
+    @Test("re-registering a resolved scoped type again and again does not grow the container without a reset")
+    func reRegistrationDoesNotAccumulate() throws {
+        let container = InjectionContainer()
+        for index in 0..<1_000 {
+            container.register(Scoped.self) { Scoped(captured: Captured()) }
+            _ = try container.resolve(Scoped.self)
+            _ = index
+        }
+        let listed = InjectionProbe.resettableCount(in: container)
+        #expect(listed <= 1, "scopedSlots holds \(listed) slots for one registration")
     }
 }

@@ -16,6 +16,9 @@ private final class ExitTransient: Sendable {
 }
 private final class ExitLoop: Sendable {}
 
+private final class Captured: Sendable {}
+private final class PinOuter: Sendable {}
+
 /// What one destructor saw: which key it belongs to, and whether the thread had a state before and
 /// after it resolved, whether resolving worked, and whether a cycle was reported as one.
 private struct Sighting: Equatable, CustomStringConvertible {
@@ -99,5 +102,25 @@ struct ThreadExitTests {
             return [before, child, after]
         }
         #expect(answers == [0, 0, 0], "secondary thread: 0 (not main); child's exit status: 0 (main); the parent's thread again: 0")
+    }
+
+    @Test("a thread that exits frees what its cache held (registrations and instance copies)")
+    func threadExitFreesCache() throws {
+        let container = InjectionContainer()
+        weak var weakCaptured: Captured?
+        do {
+            let captured = Captured()
+            weakCaptured = captured
+            container.register(PinOuter.self, lifetime: .transient) { [captured] in _ = captured; return PinOuter() }
+        }
+        let done = Gate()
+        onThread {
+            for _ in 0..<5 { _ = try? container.resolve(PinOuter.self) }
+            done.open()
+        }
+        #expect(done.wait())
+        Thread.sleep(forTimeInterval: 0.2)
+        container.register(PinOuter.self, lifetime: .transient) { PinOuter() }  // Drops the container's reference.
+        #expect(weakCaptured == nil)
     }
 }
