@@ -93,17 +93,6 @@ struct ThreadExitTests {
         }
     }
 
-    @Test("the main-thread check answers for the process it runs in, in a child made by fork() too")
-    func mainThreadAfterFork() {
-        let answers = onSizedStack { () -> [Int32] in
-            let before: Int32 = _injection_is_main_thread() ? 1 : 0  // A secondary thread; now cached.
-            let child = test_fork_and_check { _injection_is_main_thread() }  // The child's only thread is its main one.
-            let after: Int32 = _injection_is_main_thread() ? 1 : 0
-            return [before, child, after]
-        }
-        #expect(answers == [0, 0, 0], "secondary thread: 0 (not main); child's exit status: 0 (main); the parent's thread again: 0")
-    }
-
     @Test("a thread that exits frees what its cache held (registrations and instance copies)")
     func threadExitFreesCache() throws {
         let container = InjectionContainer()

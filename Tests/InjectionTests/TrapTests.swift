@@ -11,6 +11,9 @@ private final class NeedsAPI: Sendable {
 
 private final class StaleUserSession: Sendable {}
 
+private final class Alpha: Sendable { init(_ beta: Beta) {} }
+private final class Beta: Sendable { init(_ alpha: Alpha) {} }
+
 @Suite("Inject() traps with a readable message")
 struct TrapTests {
     @Test("a missing registration names the type and the fix")
@@ -34,6 +37,19 @@ struct TrapTests {
         let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(output.contains("Injection: no registration for API (resolving ViewModel → API)."))
         #expect(output.contains("InjectionManager.register((any API).self) { ... }"))
+    }
+
+    @Test("a cycle through nested Inject() traps with its path and the fix", .isolatedInjection)
+    func nestedCycleTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            InjectionManager.register(Alpha.self) { Alpha(Inject()) }
+            InjectionManager.register(Beta.self) { Beta(Inject()) }
+            _ = Inject(Alpha.self)
+        }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("Injection: dependency cycle: Alpha → Beta → Alpha."))
+        #expect(output.contains("postConstruction"))
+        #expect(output.contains("InjectLazy"))
     }
 
     @Test("a throwing factory traps through Inject() with its error")
