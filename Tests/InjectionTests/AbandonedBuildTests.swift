@@ -45,7 +45,7 @@ struct AbandonedBuildTests {
             secondResult.set(value)
             secondDone.open()
         }
-        let timer = Task {
+        let timer = Task {  // A deadline, not a pause: it ends the wait only if the waiter never finishes.
             try? await Task.sleep(nanoseconds: 10_000_000_000)
             secondDone.open()
         }
@@ -77,7 +77,7 @@ struct AbandonedBuildTests {
         #expect(started.wait())
         let waiterDone = Gate()
         onThread { results.append(try! container.resolve(Session.self).serial); waiterDone.open() }
-        Thread.sleep(forTimeInterval: 0.05)  // Let the second thread start waiting (the test holds either way).
+        waitUntil { InjectionProbe.buildHasWaiters(for: Session.self, in: container) }  // The second thread waits for the build.
         container.resetCurrentContainer()
         #expect(waiterDone.wait())
         release.open()

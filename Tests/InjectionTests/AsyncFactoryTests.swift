@@ -12,9 +12,9 @@ private final class LiveStore: Store {
     let serial: Int
     init(serial: Int) { self.serial = serial }
     /// Opens a store: suspends, like a database open would.
-    static func open(runs: Counter, delay: Duration = .milliseconds(20)) async -> LiveStore {
+    static func open(runs: Counter) async -> LiveStore {
         let serial = runs.increment()
-        try? await Task.sleep(for: delay)
+        await Task.yield()
         return LiveStore(serial: serial)
     }
 }

@@ -32,7 +32,6 @@ private final class RaceC: Sendable {
 }
 
 private final class SlowShared: Sendable {
-    init() { Thread.sleep(forTimeInterval: 0.2) }
 }
 private final class AsyncRoot: Sendable {}
 
@@ -142,12 +141,20 @@ struct CycleDetectionTests {
     @Test("child tasks of an async factory resolving the same slow type are not a cycle", .isolatedInjection)
     func siblingTasksAreNotACycle() async throws {
         let errors = Collector<String>()
-        let builds = Counter()
-        InjectionManager.register(SlowShared.self) { builds.increment(); return SlowShared() }
+        let builds = Counter(), arrived = Counter()
+        InjectionManager.register(SlowShared.self) {
+            builds.increment()
+            // Slow: it returns only once both child tasks have asked for it, and the other one waits for this build.
+            arrived.wait(atLeast: 2)
+            let container = InjectionManager.currentContainer
+            waitUntil { InjectionProbe.buildHasWaiters(for: SlowShared.self, in: container) }
+            return SlowShared()
+        }
         InjectionManager.register(AsyncRoot.self) { () async -> AsyncRoot in
             await withTaskGroup(of: Void.self) { group in
                 for _ in 0..<2 {
                     group.addTask {
+                        arrived.increment()
                         do throws(InjectionError) { _ = try InjectionManager.resolve(SlowShared.self) } catch { errors.append(error.description) }
                     }
                 }
@@ -228,6 +235,10 @@ struct CycleDetectionTests {
             attempts += 1
             let container = InjectionContainer()
             let sharedStarted = Gate(), releaseShared = Gate(), secondNeedsShared = Gate(), pairDone = Gate(), secondDone = Gate()
+            let secondWaits = Gate()
+            InjectionProbe.onWait(in: container, beforeJoining: nil) { type in
+                if type == Shared.self { secondWaits.open() }
+            }
             container.register(Pair.self) { [unowned container] in
                 let shared = try container.resolve(Shared.self)
                 return Pair(shared: shared, second: try container.resolve(Second.self))
@@ -247,7 +258,7 @@ struct CycleDetectionTests {
                 secondDone.open()
             }
             #expect(secondNeedsShared.wait())
-            Thread.sleep(forTimeInterval: 0.002)  // Second's thread is now waiting for Shared's build.
+            secondWaits.wait()  // Second's thread is now waiting for Shared's build.
             releaseShared.open()
             #expect(pairDone.wait() && secondDone.wait())
         }

@@ -127,6 +127,8 @@ struct ReentrancyTests {
             if let outer = try? container.resolve(ReentrantOuter.self) { second.append(outer) }  // Waits for the build.
             secondDone.open()
         }
+        // Lets the second thread start waiting: no probe sees the waiters of a key's build, and the test holds
+        // either way (a thread that comes late builds in the new scope too).
         Thread.sleep(forTimeInterval: 0.02)
         proceed.open()
         #expect(secondDone.wait())

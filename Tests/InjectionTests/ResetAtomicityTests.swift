@@ -150,17 +150,22 @@ struct ResetAtomicityTests {
         _ = try container.resolve(Session.self)
         let stop = Counter()
         let seen = Collector<String>()
-        let hammer = Gate()
+        let hammer = Gate(), sawA = Latch(), sawB = Latch()
         onThread {
-            while stop.value == 0 { seen.append(try! container.resolve(Session.self).user) }
+            while stop.value == 0 {
+                let user = try! container.resolve(Session.self).user
+                seen.append(user)
+                if user == "a" { sawA.open() } else { sawB.open() }
+            }
             hammer.open()
         }
-        Thread.sleep(forTimeInterval: 0.02)
+        sawA.wait()
         container.resetCurrentContainer {
-            Thread.sleep(forTimeInterval: 0.05)  // A non-atomic reset would let the hammer rebuild "a" here.
+            // Widens the window in which a non-atomic reset would let the hammer rebuild "a"; the test holds either way.
+            Thread.sleep(forTimeInterval: 0.05)
             container.register(Session.self) { built.append("b"); return Session(user: "b") }
         }
-        Thread.sleep(forTimeInterval: 0.02)
+        sawB.wait()
         stop.increment()
         #expect(hammer.wait())
         #expect(built.values == ["a", "b"])
@@ -179,6 +184,7 @@ struct ResetAtomicityTests {
         let begun = Counter(), ended = Counter()
         func register(tag: Int) {
             // In the order ResetCombo resolves them: applying them one by one would show as P > Q or Q > R.
+            // The pauses widen the window in which a non-atomic commit would show; the test holds either way.
             container.register(ResetTop.self) { log.note("ResetTop", tag); return Built("ResetTop", tag: tag) }
             Thread.sleep(forTimeInterval: 0.000_1)
             container.register(ResetMiddle.self) { log.note("ResetMiddle", tag); return Built("ResetMiddle", tag: tag) }
@@ -194,8 +200,9 @@ struct ResetAtomicityTests {
         }
         let stop = Latch(), problems = Collector<String>(), observed = Counter(), tagsSeen = Collector<Int>()
         let observers = 4, commits = 150
-        let finishedObserving = Collector<Int>()
+        let finishedObserving = Collector<Int>(), observing = DispatchGroup()
         for index in 0..<observers {
+            observing.enter()
             onThread {
                 var lastTag = -1
                 while !stop.wait(seconds: 0) {
@@ -219,17 +226,19 @@ struct ResetAtomicityTests {
                     if tags[0] != lastTag { tagsSeen.append(tags[0]); lastTag = tags[0] }
                 }
                 finishedObserving.append(index)
+                observing.leave()
             }
         }
+        let pace = Date(timeIntervalSinceNow: 60)
         for tag in 1...commits {
             begun.increment()
             container.resetCurrentContainer { register(tag: tag) }
             ended.increment()
-            Thread.sleep(forTimeInterval: 0.000_2)
+            // The next commit waits until one more resolve than there are observers has finished: one began after this one.
+            observed.wait(atLeast: observed.value + observers + 1, seconds: pace.timeIntervalSinceNow)
         }
         stop.open()
-        let deadline = Date(timeIntervalSinceNow: 10)
-        while finishedObserving.values.count < observers && Date() < deadline { Thread.sleep(forTimeInterval: 0.001) }
+        _ = observing.wait(timeout: .now() + 10)
         #expect(finishedObserving.values.count == observers)
         #expect(problems.values.isEmpty, "\(problems.values.prefix(10))")
         // A non-atomic commit would let a resolve that overlapped no commit rebuild a registration.

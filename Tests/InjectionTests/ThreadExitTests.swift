@@ -103,12 +103,11 @@ struct ThreadExitTests {
             container.register(PinOuter.self, lifetime: .transient) { [captured] in _ = captured; return PinOuter() }
         }
         let done = Gate()
-        onThread {
+        onSizedStack {  // Returns once the thread has exited, its key destructors run.
             for _ in 0..<5 { _ = try? container.resolve(PinOuter.self) }
             done.open()
         }
         #expect(done.wait())
-        Thread.sleep(forTimeInterval: 0.2)
         container.register(PinOuter.self, lifetime: .transient) { PinOuter() }  // Drops the container's reference.
         #expect(weakCaptured == nil)
     }

@@ -581,11 +581,11 @@ struct TransientFastPathTests {
         let container = InjectionContainer()
         container.register(Piece.self) { Piece() } postConstruction: { $0.construct() }
         container.register(Inner.self, lifetime: .transient) { Inner(piece: try InjectionManager.resolve(Piece.self)) }
-        let tasks = Collector<Task<Int, any Error>>()
+        let tasks = Collector<Task<Int, any Error>>(), linksGone = AsyncGate()
         container.register(Outer.self, lifetime: .transient) { [unowned container] in
             InjectionManager.withContainer(container) {
                 tasks.append(Task {
-                    try await Task.sleep(for: .milliseconds(20))
+                    await linksGone.wait()
                     let inner = try InjectionManager.resolve(Inner.self)
                     _ = try container.resolve(Inner.self)
                     return inner.piece.constructed
@@ -598,17 +598,18 @@ struct TransientFastPathTests {
             #expect(isInThreadCache(Outer.self, of: container))
             for _ in 0..<20 { _ = try container.resolve(Outer.self) }
         }
+        linksGone.open()
         for task in tasks.values { #expect(try await task.value == 1) }
     }
 
     @Test("a task captures the frame of a link 35 deep, outlives it, and still resolves with the right chain")
     func deepLinkFrameOutlivesLink() async throws {
         let container = InjectionContainer()
-        let tasks = Collector<Task<String, Never>>()
+        let tasks = Collector<Task<String, Never>>(), linksGone = AsyncGate()
         registerDeepChain(in: container) { [unowned container] in
             InjectionManager.withContainer(container) {
                 tasks.append(Task {
-                    try? await Task.sleep(for: .milliseconds(10))
+                    await linksGone.wait()
                     do throws(InjectionError) { _ = try InjectionManager.resolve(Unregistered.self); return "resolved" } catch {
                         return error.chain.joined(separator: ",")
                     }
@@ -620,6 +621,7 @@ struct TransientFastPathTests {
             try warm { _ = try container.resolve(LinkDepth0.self) }
             for _ in 0..<10 { _ = try container.resolve(LinkDepth0.self) }
         }
+        linksGone.open()
         for task in tasks.values { #expect(await task.value == (deepChainNames + ["Unregistered"]).joined(separator: ",")) }
     }
 
