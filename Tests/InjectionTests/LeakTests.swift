@@ -3,6 +3,9 @@ import Foundation
 import InjectionTesting
 import Testing
 
+// A logout frees every session object, whichever threads resolved (and cached) them, and the container
+// does not grow, login after login; `liveInstancesFromPreviousScopes()` lists what is still held.
+
 // MARK: - Fixtures
 
 /// A session object that counts itself while alive.
