@@ -18,6 +18,8 @@ final class AsyncGate: @unchecked Sendable {  // Its state: under `lock`.
     /// Tasks in `started()`, by a number that lets the deadline find its own.
     private var watchers: [Int: CheckedContinuation<Bool, Never>] = [:]
     private var nextWatcher = 0
+    /// Watchers whose deadline passed before they were stored.
+    private var expired: Set<Int> = []
 
     /// Lets every waiting task through, and every later one at once.
     func open() {
@@ -43,19 +45,46 @@ final class AsyncGate: @unchecked Sendable {  // Its state: under `lock`.
         }
     }
 
-    /// Suspends until a task has called `wait()`; `false` if none did within `seconds`.
+    /// Suspends until a task has called `wait()`, and returns at once when one has; `false` if none did
+    /// within `seconds`.
+    ///
+    /// The deadline counts 10 ms ticks, each of which needs a turn on the cooperative pool, as the task
+    /// awaited does: while synchronous tests hold every thread of the pool, neither moves on, so a busy test
+    /// run does not expire it before the task it waits for had a chance to start.
     func started(seconds: Double = 10) async -> Bool {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            let number = lock.withLock { () -> Int? in
-                if hasStarted { return nil }
-                nextWatcher += 1
-                watchers[nextWatcher] = continuation
-                return nextWatcher
-            }
-            guard let number else { return continuation.resume(returning: true) }
-            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [self] in
-                lock.withLock { watchers.removeValue(forKey: number) }?.resume(returning: false)
-            }
+        let number = lock.withLock { () -> Int? in
+            if hasStarted { return nil }
+            nextWatcher += 1
+            return nextWatcher
         }
+        guard let number else { return true }
+        let deadline = Task { [self] in
+            for _ in 0..<Int(seconds * 100) {
+                guard (try? await Task.sleep(for: .milliseconds(10))) != nil else { return }  // Cancelled: started.
+            }
+            expire(number)
+        }
+        defer { deadline.cancel() }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+            let outcome = lock.withLock { () -> Bool? in
+                if hasStarted { return true }
+                if expired.remove(number) != nil { return false }
+                watchers[number] = continuation
+                return nil
+            }
+            if let outcome { continuation.resume(returning: outcome) }
+        }
+    }
+
+    /// Ends the wait of watcher `number`, which saw no task start in time.
+    private func expire(_ number: Int) {
+        let watcher = lock.withLock { () -> CheckedContinuation<Bool, Never>? in
+            guard let watcher = watchers.removeValue(forKey: number) else {
+                if !hasStarted { expired.insert(number) }
+                return nil
+            }
+            return watcher
+        }
+        watcher?.resume(returning: false)
     }
 }
