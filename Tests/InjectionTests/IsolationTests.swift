@@ -3,6 +3,10 @@ import Injection
 import InjectionTesting
 import Testing
 
+// Isolation is per task: a container bound with `withContainer` is what `InjectionManager` acts on in that
+// task and its child tasks, however many tasks do the same at once; work sent outside structured
+// concurrency sees the process-wide container, and a factory resolves from the container running it.
+
 private final class MockAPI: API {
     let name: String
     init(name: String) { self.name = name }

@@ -2,6 +2,9 @@ import Injection
 import InjectionTesting
 import Testing
 
+// Lifetimes: a scoped instance lives until the next reset, a singleton survives resets, a transient is new on
+// every resolve, and a `.weak` one is shared while someone holds it; registering again replaces a registration.
+
 @Suite("Lifetimes and registration", .isolatedInjection)
 struct LifetimeTests {
     @Test("both Inject spellings return the same scoped instance")
