@@ -1,6 +1,5 @@
 import Foundation
 import Injection
-import InjectionTesting
 import Testing
 
 // Isolation is per task: a container bound with `withContainer` is what `InjectionManager` acts on in that
