@@ -6,32 +6,6 @@ import Testing
 
 private final class Slow: Sendable {}
 
-/// A gate that tasks wait on by suspending, never by blocking a thread.
-private final class AsyncGate: @unchecked Sendable {  // Its state: under `lock`.
-    private let lock = NSLock()
-    private var isOpen = false
-    private var waiters: [CheckedContinuation<Void, Never>] = []
-
-    func open() {
-        let waiting = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
-            isOpen = true
-            defer { waiters = [] }
-            return waiters
-        }
-        for waiter in waiting { waiter.resume() }
-    }
-
-    func wait() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let open = lock.withLock { () -> Bool in
-                if !isOpen { waiters.append(continuation) }
-                return isOpen
-            }
-            if open { continuation.resume() }
-        }
-    }
-}
-
 /// A value one task sets and another reads once it is told.
 private final class Slot<Value: Sendable>: @unchecked Sendable {  // Its state: under `lock`.
     private let lock = NSLock()
@@ -71,7 +45,7 @@ struct AbandonedBuildTests {
             secondResult.set(value)
             secondDone.open()
         }
-        let timer = Task {
+        let timer = Task {  // A deadline, not a pause: it ends the wait only if the waiter never finishes.
             try? await Task.sleep(nanoseconds: 10_000_000_000)
             secondDone.open()
         }
@@ -86,5 +60,29 @@ struct AbandonedBuildTests {
         #expect(rebuilt !== stale, "the waiter must get the new scope's instance")
         let cached: Slow = try container.resolve(Slow.self)
         #expect(cached === rebuilt, "the new scope caches the rebuilt instance, not the stale one")
+    }
+
+    @Test("threads waiting for a build abandoned by a reset build in the new scope")
+    func waitersOfAbandonedBuildRetry() throws {
+        let container = InjectionContainer()
+        let release = Gate(), started = Gate()
+        let serial = Counter()
+        container.register(Session.self) {
+            let number = serial.increment()
+            if number == 1 { started.open(); release.wait() }
+            return Session(user: "u", serial: number)
+        }
+        let results = Collector<Int>()
+        onThread { results.append(try! container.resolve(Session.self).serial) }
+        #expect(started.wait())
+        let waiterDone = Gate()
+        onThread { results.append(try! container.resolve(Session.self).serial); waiterDone.open() }
+        waitUntil { InjectionProbe.buildHasWaiters(for: Session.self, in: container) }  // The second thread waits for the build.
+        container.resetCurrentContainer()
+        #expect(waiterDone.wait())
+        release.open()
+        let current = try container.resolve(Session.self)
+        #expect(current.serial == 2)
+        #expect(serial.value == 2)
     }
 }

@@ -1,9 +1,11 @@
 import Foundation
 @_spi(Testing) import Injection
+import InjectionTesting
 import Testing
 
-// A cycle is reported only when the chain of resolutions waiting for one another really closes at that
-// moment: never on an acyclic graph, whichever order threads build and wait in.
+// A cycle across threads is reported as a cycle, never a deadlock. And a cycle is reported only when the
+// chain of resolutions waiting for one another really closes at that moment: never on an acyclic graph,
+// whichever order threads (or the child tasks of an async factory) build and wait in.
 
 private final class Flag: @unchecked Sendable {
     private let lock = NSLock()
@@ -28,6 +30,15 @@ private final class RaceC: Sendable {
     let b: RaceB, a: RaceA
     init(b: RaceB, a: RaceA) { self.b = b; self.a = a }
 }
+
+private final class SlowShared: Sendable {
+}
+private final class AsyncRoot: Sendable {}
+
+private final class Alpha: Sendable { init(_ beta: Beta) {} }
+private final class Beta: Sendable { init(_ alpha: Alpha) {} }
+private final class Gamma: Sendable {}
+private final class Delta: Sendable {}
 
 @Suite("Cycle detection")
 struct CycleDetectionTests {
@@ -125,5 +136,135 @@ struct CycleDetectionTests {
         #expect(finished)
         #expect(errors.values.isEmpty, "\(errors.values.count) of \(ran.value) rounds failed, first: \(errors.values.first ?? "")")
         #expect(ran.value >= 100, "only \(ran.value) rounds ran")
+    }
+
+    @Test("child tasks of an async factory resolving the same slow type are not a cycle", .isolatedInjection)
+    func siblingTasksAreNotACycle() async throws {
+        let errors = Collector<String>()
+        let builds = Counter(), arrived = Counter()
+        InjectionManager.register(SlowShared.self) {
+            builds.increment()
+            // Slow: it waits until the other child task asks for it too and waits for this build. Both need a
+            // thread of the cooperative pool, so the waits are bounded like the 0.2 s pause they replace (the
+            // test holds either way).
+            if arrived.wait(atLeast: 2, seconds: 0.2) {
+                let container = InjectionManager.currentContainer
+                waitUntil(seconds: 0.2) { InjectionProbe.buildHasWaiters(for: SlowShared.self, in: container) }
+            }
+            return SlowShared()
+        }
+        InjectionManager.register(AsyncRoot.self) { () async -> AsyncRoot in
+            await withTaskGroup(of: Void.self) { group in
+                for _ in 0..<2 {
+                    group.addTask {
+                        arrived.increment()
+                        do throws(InjectionError) { _ = try InjectionManager.resolve(SlowShared.self) } catch { errors.append(error.description) }
+                    }
+                }
+            }
+            return AsyncRoot()
+        }
+        _ = try await InjectionManager.resolveAsync(AsyncRoot.self)
+        #expect(errors.values.isEmpty)
+        #expect(builds.value == 1)
+    }
+
+    @Test("a cycle across two threads is reported as a cycle, never a deadlock", .isolatedInjection)
+    func crossThreadCycle() {
+        let container = InjectionContainer()
+        let alphaStarted = Latch(), betaStarted = Latch()
+        // Factories resolve from the container running them; capturing `container` would be a retain cycle.
+        container.register(Alpha.self) {
+            alphaStarted.open()
+            betaStarted.wait()
+            return Alpha(try InjectionManager.resolve(Beta.self))
+        }
+        container.register(Beta.self) {
+            betaStarted.open()
+            alphaStarted.wait()
+            return Beta(try InjectionManager.resolve(Alpha.self))
+        }
+        let errors = Collector<InjectionError>()
+        let finished = runOnThreads(2, timeout: 20) { index in
+            do throws(InjectionError) {
+                if index == 0 { _ = try container.resolve(Alpha.self) } else { _ = try container.resolve(Beta.self) }
+            } catch {
+                errors.append(error)
+            }
+        }
+        #expect(finished, "the two threads deadlocked")
+        #expect(errors.values.count == 2)
+        for error in errors.values {
+            #expect(error.kind == .cycle)
+            #expect(Set(error.chain) == ["Alpha", "Beta"])
+            #expect(error.chain.first == error.chain.last)
+        }
+    }
+
+    @Test("two threads resolving the same type at once is not a cycle", .isolatedInjection)
+    func concurrentResolveIsNotACycle() {
+        let container = InjectionContainer()
+        let bothStarted = Latch()
+        let arrivals = Counter()
+        container.register(Gamma.self) { Gamma() }
+        container.register(Delta.self) {
+            if arrivals.increment() == 1 { bothStarted.wait(seconds: 0.2) }
+            _ = Inject(Gamma.self)
+            return Delta()
+        }
+        let failures = Counter()
+        let finished = runOnThreads(2) { _ in
+            if arrivals.value >= 1 { bothStarted.open() }
+            if (try? container.resolve(Delta.self)) == nil { failures.increment() }
+        }
+        #expect(finished)
+        #expect(failures.value == 0)
+    }
+
+    @Test("a resolve never reports a cycle through a thread that is waking from a build that just finished")
+    func noCycleThroughFinishedBuild() {
+        // Acyclic: Pair needs Shared then Second; Second needs Shared. Thread 1 builds Shared (inside
+        // Pair) while thread 2, building Second, waits for it; thread 1 then needs Second, whose
+        // build thread 2 still owns while it wakes up. That is a wait, not a cycle.
+        final class Shared: Sendable {}
+        final class Second: Sendable { let shared: Shared; init(shared: Shared) { self.shared = shared } }
+        final class Pair: Sendable {
+            let shared: Shared, second: Second
+            init(shared: Shared, second: Second) { self.shared = shared; self.second = second }
+        }
+        let errors = Collector<String>()
+        var attempts = 0
+        for _ in 0..<40 where errors.values.isEmpty {
+            attempts += 1
+            let container = InjectionContainer()
+            let sharedStarted = Gate(), releaseShared = Gate(), secondNeedsShared = Gate(), pairDone = Gate(), secondDone = Gate()
+            let secondWaits = Gate()
+            InjectionProbe.onWait(in: container, beforeJoining: nil) { type in
+                if type == Shared.self { secondWaits.open() }
+            }
+            container.register(Pair.self) { [unowned container] in
+                let shared = try container.resolve(Shared.self)
+                return Pair(shared: shared, second: try container.resolve(Second.self))
+            }
+            container.register(Second.self) { [unowned container] in
+                secondNeedsShared.open()
+                return Second(shared: try container.resolve(Shared.self))
+            }
+            container.register(Shared.self) { sharedStarted.open(); releaseShared.wait(); return Shared() }
+            onThread {
+                do { _ = try container.resolve(Pair.self) } catch { errors.append("resolve(Pair): \(error)") }
+                pairDone.open()
+            }
+            #expect(sharedStarted.wait())
+            onThread {
+                do { _ = try container.resolve(Second.self) } catch { errors.append("resolve(Second): \(error)") }
+                secondDone.open()
+            }
+            #expect(secondNeedsShared.wait())
+            secondWaits.wait()  // Second's thread is now waiting for Shared's build.
+            releaseShared.open()
+            #expect(pairDone.wait() && secondDone.wait())
+        }
+        #expect(errors.values.isEmpty, "after \(attempts) attempts: \(errors.values)")
     }
 }

@@ -1,10 +1,16 @@
 import Foundation
 import Injection
+import _InjectionPlatform
+import InjectionTesting
 import Testing
 
 // A graph nested deeper than the thread's stack fits fails with `tooDeep`, naming the depth, the ends of
 // the chain and the fix, instead of overflowing the stack: on an 8 MiB thread and on a 512 KiB one (the
-// size of Apple platforms' secondary threads) alike.
+// size of Apple platforms' secondary threads) alike. `verify()` resolves on worker threads of its own with a
+// stack of known size, so a deep graph verifies whatever the caller's stack.
+
+/// The stack sizes of the threads that built `ChainBase` (a factory records them).
+private let chainBaseStacks = Collector<UInt>()
 
 @Suite("Deep graphs")
 struct DeepGraphTests {
@@ -42,5 +48,23 @@ struct DeepGraphTests {
         }
         // The levels that fit were built and cached; the container still resolves a shallow level.
         #expect(try InjectionManager.withContainer(container) { try InjectionManager.resolve(ChainBase.self) } == 0)
+    }
+
+    @Test("verify() checks a 500-deep chain on worker threads with an 8 MiB stack, whatever the caller's stack", .isolatedInjection)
+    func verifyDeepChain() throws {
+        let container = InjectionContainer()
+        container.register(ChainBase.self, lifetime: .transient) {
+            var low: UInt = 0, size: UInt = 0
+            _injection_thread_stack(&low, &size)
+            chainBaseStacks.append(size)
+            return 0
+        }
+        var registrar = ChainRegistrar(container: container, levels: 500, lifetime: .transient)
+        registrar.visitNumbers(digits: 9, NoDigits.self)
+        #expect(registrar.levels == 0)
+        // Each transient level's resolve builds every level below it: the deepest one nests 500 factories.
+        try container.verify()
+        #expect(chainBaseStacks.values.count == 501)
+        #expect(chainBaseStacks.values.allSatisfy { $0 >= 8 << 20 }, "verify()'s workers have at least 8 MiB of stack")
     }
 }

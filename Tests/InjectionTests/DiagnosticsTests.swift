@@ -1,8 +1,11 @@
 import Foundation
 import Injection
 import InjectionTesting
-import _InjectionPlatform
 import Testing
+
+// `verify()` lists every problem of a graph at once, leaves the real cache alone, and handles a thousand
+// registrations; the dependency graph shows every registration with its lifetime and the edges seen, in
+// text, DOT and Mermaid.
 
 // MARK: - Types for the graphs below
 
@@ -18,17 +21,10 @@ private struct Broken: Error {}
 
 /// Two types that share the short name `Ledger`.
 private enum Payments { final class Ledger: Sendable {} }
-private enum Accounting { final class Ledger: Sendable {} }
 
 /// 2^depth distinct types, `Zero<One<Zero<...>>>`, each needing `Leaf`, for graphs of many registrations.
 private struct Zero<Inner>: Sendable {}
 private struct One<Inner>: Sendable {}
-
-/// A type whose factory checks the graph on first use, as some apps do.
-private final class SelfChecking: Sendable {}
-
-/// The stack sizes of the threads that built `ChainBase` (a factory records them).
-private let chainBaseStacks = Collector<UInt>()
 
 private func registerNumbered<T>(_: T.Type, depth: Int, in container: InjectionContainer) {
     guard depth > 0 else {
@@ -41,85 +37,6 @@ private func registerNumbered<T>(_: T.Type, depth: Int, in container: InjectionC
 
 @Suite("Diagnostics", .isolatedInjection)
 struct DiagnosticsTests {
-    // MARK: Cycles
-
-    @Test("a cycle through nested Inject() traps with its path and the fix")
-    func nestedCycleTraps() async {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            InjectionManager.register(Alpha.self) { Alpha(Inject()) }
-            InjectionManager.register(Beta.self) { Beta(Inject()) }
-            _ = Inject(Alpha.self)
-        }
-        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(output.contains("Injection: dependency cycle: Alpha → Beta → Alpha."))
-        #expect(output.contains("postConstruction"))
-        #expect(output.contains("InjectLazy"))
-    }
-
-    @Test("a cycle across two threads is reported as a cycle, never a deadlock")
-    func crossThreadCycle() {
-        let container = InjectionContainer()
-        let alphaStarted = Latch(), betaStarted = Latch()
-        // Factories resolve from the container running them; capturing `container` would be a retain cycle.
-        container.register(Alpha.self) {
-            alphaStarted.open()
-            betaStarted.wait()
-            return Alpha(try InjectionManager.resolve(Beta.self))
-        }
-        container.register(Beta.self) {
-            betaStarted.open()
-            alphaStarted.wait()
-            return Beta(try InjectionManager.resolve(Alpha.self))
-        }
-        let errors = Collector<InjectionError>()
-        let finished = runOnThreads(2, timeout: 20) { index in
-            do throws(InjectionError) {
-                if index == 0 { _ = try container.resolve(Alpha.self) } else { _ = try container.resolve(Beta.self) }
-            } catch {
-                errors.append(error)
-            }
-        }
-        #expect(finished, "the two threads deadlocked")
-        #expect(errors.values.count == 2)
-        for error in errors.values {
-            #expect(error.kind == .cycle)
-            #expect(Set(error.chain) == ["Alpha", "Beta"])
-            #expect(error.chain.first == error.chain.last)
-        }
-    }
-
-    @Test("two threads resolving the same type at once is not a cycle")
-    func concurrentResolveIsNotACycle() {
-        let container = InjectionContainer()
-        let bothStarted = Latch()
-        let arrivals = Counter()
-        container.register(Gamma.self) { Gamma() }
-        container.register(Delta.self) {
-            if arrivals.increment() == 1 { bothStarted.wait(seconds: 0.2) }
-            _ = Inject(Gamma.self)
-            return Delta()
-        }
-        let failures = Counter()
-        let finished = runOnThreads(2) { _ in
-            if arrivals.value >= 1 { bothStarted.open() }
-            if (try? container.resolve(Delta.self)) == nil { failures.increment() }
-        }
-        #expect(finished)
-        #expect(failures.value == 0)
-    }
-
-    // MARK: Names
-
-    @Test("types that share a short name are qualified by module in messages")
-    func ambiguousNamesAreQualified() {
-        InjectionManager.register(Payments.Ledger.self) { Payments.Ledger() }
-        let error = #expect(throws: InjectionError.self) { try InjectionManager.resolve(Accounting.Ledger.self) }
-        #expect(error?.typeName.hasSuffix("Accounting.Ledger") == true)
-        #expect(error?.typeName.hasPrefix("InjectionTests.") == true)
-        let unique = #expect(throws: InjectionError.self) { try InjectionManager.resolve(Delta.self) }
-        #expect(unique?.typeName == "Delta")
-    }
-
     // MARK: verify()
 
     @Test("verify() lists every problem at once and the process survives nested Inject() failures")
@@ -143,48 +60,6 @@ struct DiagnosticsTests {
         #expect(error.problems.contains { $0.kind == .factoryFailed && $0.underlyingError is Broken })
         #expect(error.description.hasPrefix("Injection: verify() found 4 problems in 8 registrations:"))
         #expect(error.description.contains("no registration for Missing (resolving "))
-    }
-
-    @Test("verify() checks a 500-deep chain on worker threads with an 8 MiB stack, whatever the caller's stack")
-    func verifyDeepChain() throws {
-        let container = InjectionContainer()
-        container.register(ChainBase.self, lifetime: .transient) {
-            var low: UInt = 0, size: UInt = 0
-            _injection_thread_stack(&low, &size)
-            chainBaseStacks.append(size)
-            return 0
-        }
-        var registrar = ChainRegistrar(container: container, levels: 500, lifetime: .transient)
-        registrar.visitNumbers(digits: 9, NoDigits.self)
-        #expect(registrar.levels == 0)
-        // Each transient level's resolve builds every level below it: the deepest one nests 500 factories.
-        try container.verify()
-        #expect(chainBaseStacks.values.count == 501)
-        #expect(chainBaseStacks.values.allSatisfy { $0 >= 8 << 20 }, "verify()'s workers have at least 8 MiB of stack")
-    }
-
-    @Test("verify() called from a factory while that factory is being verified returns at once instead of recursing")
-    func verifyFromFactory() throws {
-        let container = InjectionContainer()
-        let runs = Counter()
-        container.register(SelfChecking.self) { [unowned container] in
-            runs.increment()
-            try container.verify()             // the container it was registered in...
-            try InjectionManager.verify()      // ...and the current one: inside verify(), the copy it resolves in
-            return SelfChecking()
-        }
-        let done = Gate()
-        let outcome = Collector<Bool>()
-        onThread {
-            // The factory verifies, which builds SelfChecking in a copy, whose factory's verify() must not
-            // start another verification.
-            outcome.append((try? container.resolve(SelfChecking.self)) != nil)
-            outcome.append((try? container.verify()) != nil)
-            done.open()
-        }
-        #expect(done.wait(seconds: 30), "verify() inside a factory recursed instead of returning")
-        #expect(outcome.values == [true, true])
-        #expect(runs.value == 4, "the resolve, its two verifications, and the direct verify(): once each")
     }
 
     @Test("verify() leaves the real cache untouched")

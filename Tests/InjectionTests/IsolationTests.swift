@@ -1,7 +1,10 @@
 import Foundation
 import Injection
-import InjectionTesting
 import Testing
+
+// Isolation is per task: a container bound with `withContainer` is what `InjectionManager` acts on in that
+// task and its child tasks, however many tasks do the same at once; work sent outside structured
+// concurrency sees the process-wide container, and a factory resolves from the container running it.
 
 private final class MockAPI: API {
     let name: String
@@ -143,22 +146,5 @@ struct IsolationTests {
         }
         #expect(done.wait())
         #expect(names.values == ["from container"])
-    }
-}
-
-@Suite(".isolatedInjection", .isolatedInjection)
-struct IsolatedInjectionTraitTests {
-    @Test("each test starts from a fresh container, not the process-wide one")
-    func freshContainerPerTest() {
-        #expect(InjectionManager.currentContainer !== InjectionManager.sharedContainer)
-        InjectionManager.register(Formatter.self) { Formatter() }
-        #expect(!InjectionManager.sharedContainer.isRegistered(Formatter.self))
-    }
-
-    @Test("tests in one suite do not see each other's registrations", arguments: 0..<20)
-    func noLeaksBetweenTests(index: Int) {
-        #expect(!InjectionManager.isRegistered(Detail.self))
-        InjectionManager.register(Detail.self) { Detail(id: "\(index)") }
-        #expect(Inject(Detail.self).id == "\(index)")
     }
 }

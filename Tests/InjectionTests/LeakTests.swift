@@ -1,7 +1,10 @@
 import Foundation
-import Injection
+@_spi(Testing) import Injection
 import InjectionTesting
 import Testing
+
+// A logout frees every session object, whichever threads resolved (and cached) them, and the container
+// does not grow, login after login; `liveInstancesFromPreviousScopes()` lists what is still held.
 
 // MARK: - Fixtures
 
@@ -62,6 +65,18 @@ private func useSession(_ user: Int, from container: InjectionContainer, into re
     for object in [session, cart, draft, presence] { refs.add(object) }
     return [session, cart, draft, presence].allSatisfy { $0.user == user }
         && (try? container.resolve(LeakSession.self)) === session
+}
+
+private final class AdvPlain: Sendable {}
+
+private struct AdvCardBuilder: Builder, Sendable {
+    typealias BuildResult = AdvPlain
+}
+
+private final class Captured: Sendable {}
+private final class Scoped: Sendable {
+    let captured: Captured
+    init(captured: Captured) { self.captured = captured }
 }
 
 @Suite("Leaks")
@@ -164,5 +179,74 @@ struct LeakTests {
         #expect(wrong.value == 0)
         // Per cycle: one Session and one LeakCart shared by the workers, a LeakDraft each, and one LeakPresence or more.
         #expect(live.value >= cycles * (3 + workers))
+    }
+
+    // MARK: liveInstancesFromPreviousScopes()
+
+    @Test("liveInstancesFromPreviousScopes lists evicted instances that are still held", .isolatedInjection)
+    func staleInstances() {
+        InjectionManager.register(Session.self) { Session(user: "a") }
+        InjectionManager.register((any API).self) { LiveAPI() }
+        var leaked: Session? = Inject(Session.self)
+        _ = Inject((any API).self)
+        InjectionManager.resetCurrentContainer()
+        #expect(InjectionManager.liveInstancesFromPreviousScopes() == ["Session"])
+        leaked = nil
+        #expect(leaked == nil)
+        #expect(InjectionManager.liveInstancesFromPreviousScopes().isEmpty)
+    }
+
+    @Test("tracking can be turned off", .isolatedInjection)
+    func trackingCanBeTurnedOff() {
+        let container = InjectionManager.currentContainer
+        container.tracksEvictedInstances = false
+        InjectionManager.register(Session.self) { Session(user: "a") }
+        let held: Session = Inject()
+        InjectionManager.resetCurrentContainer()
+        #expect(InjectionManager.liveInstancesFromPreviousScopes().isEmpty)
+        withExtendedLifetime(held) {}
+    }
+
+    @Test("liveInstancesFromPreviousScopes does not report a builder's closure replaced in a copy")
+    func replacedBuilderInACopyIsNotALeak() throws {
+        let original = InjectionContainer()
+        original.register(AdvCardBuilder.self) { _ in AdvPlain() }
+        let testContainer = InjectionContainer(copying: original)
+        testContainer.tracksEvictedInstances = true
+        _ = try testContainer.build(AdvCardBuilder())
+        testContainer.register(AdvCardBuilder.self) { _ in AdvPlain() }   // a fake builder
+        #expect(testContainer.liveInstancesFromPreviousScopes().isEmpty,
+                "no instance of the test leaked: \(testContainer.liveInstancesFromPreviousScopes())")
+    }
+
+    // MARK: The container does not grow
+
+    @Test("unregistering a scoped type that was resolved releases its registration (and what its factory captured) without a reset")
+    func unregisterReleasesRegistration() throws {
+        let container = InjectionContainer()
+        weak var weakCaptured: Captured?
+        do {
+            let captured = Captured()
+            weakCaptured = captured
+            container.register(Scoped.self) { [captured] in Scoped(captured: captured) }
+        }
+        _ = try container.resolve(Scoped.self)  // Lists the slot in `scopedSlots`.
+        container.unregister(Scoped.self)
+        #expect(!container.isRegistered(Scoped.self))
+        #expect(weakCaptured == nil, "the removed registration is still retained (by scopedSlots) until the next reset")
+        container.resetCurrentContainer()
+        #expect(weakCaptured == nil)
+    }
+
+    @Test("re-registering a resolved scoped type again and again does not grow the container without a reset")
+    func reRegistrationDoesNotAccumulate() throws {
+        let container = InjectionContainer()
+        for index in 0..<1_000 {
+            container.register(Scoped.self) { Scoped(captured: Captured()) }
+            _ = try container.resolve(Scoped.self)
+            _ = index
+        }
+        let listed = InjectionProbe.resettableCount(in: container)
+        #expect(listed <= 1, "scopedSlots holds \(listed) slots for one registration")
     }
 }

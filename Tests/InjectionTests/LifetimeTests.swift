@@ -2,6 +2,9 @@ import Injection
 import InjectionTesting
 import Testing
 
+// Lifetimes: a scoped instance lives until the next reset, a singleton survives resets, a transient is new on
+// every resolve, and a `.weak` one is shared while someone holds it; registering again replaces a registration.
+
 @Suite("Lifetimes and registration", .isolatedInjection)
 struct LifetimeTests {
     @Test("both Inject spellings return the same scoped instance")
@@ -134,5 +137,37 @@ struct LifetimeTests {
         #expect(weakAPI != nil)
         InjectionManager.resetCurrentContainer()
         #expect(weakAPI == nil)
+    }
+
+    // MARK: Weak
+
+    @Test(".weak shares the instance while someone holds it and rebuilds after")
+    func weakLifetime() {
+        let runs = Counter()
+        InjectionManager.register(Expensive.self, lifetime: .weak) { Expensive(runs: runs) }
+        var held: Expensive? = Inject(Expensive.self)
+        #expect(Inject(Expensive.self) === held)
+        #expect(runs.value == 1)
+        weak let weakHeld = held
+        held = nil
+        #expect(weakHeld == nil)
+        _ = Inject(Expensive.self)
+        #expect(runs.value == 2)
+    }
+
+    @Test(".weak with a value type fails with a clear error")
+    func weakValueType() {
+        InjectionManager.register(Int.self, lifetime: .weak) { 42 }
+        let error = #expect(throws: InjectionError.self) { try InjectionManager.resolve(Int.self) }
+        #expect(error?.kind == .weakNeedsClass)
+        #expect(error?.description.hasPrefix("Injection: Int is registered with lifetime .weak") == true)
+    }
+
+    @Test("a reset forgets weak instances even while they are held")
+    func resetForgetsWeak() {
+        InjectionManager.register(Expensive.self, lifetime: .weak) { Expensive(runs: Counter()) }
+        let held: Expensive = Inject()
+        InjectionManager.resetCurrentContainer()
+        #expect(Inject(Expensive.self) !== held)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Injection
+import InjectionTesting
 import Testing
 
 // Factories (and deinits of evicted instances) that call back into the container. Each runs on a
@@ -19,6 +20,9 @@ private enum ReentrantInner: InjectionKey { typealias Value = Made }
 private enum ReentrantLeaf: InjectionKey { typealias Value = Made }
 private enum ReentrantAdded: InjectionKey { typealias Value = Made }
 private enum ReentrantRemoved: InjectionKey { typealias Value = Made }
+
+/// A type whose factory checks the graph on first use, as some apps do.
+private final class SelfChecking: Sendable {}
 
 /// Calls the container from its deinit, which runs when a reset releases it.
 private final class CallsBackOnDeinit: Sendable {
@@ -123,6 +127,8 @@ struct ReentrancyTests {
             if let outer = try? container.resolve(ReentrantOuter.self) { second.append(outer) }  // Waits for the build.
             secondDone.open()
         }
+        // Lets the second thread start waiting: no probe sees the waiters of a key's build, and the test holds
+        // either way (a thread that comes late builds in the new scope too).
         Thread.sleep(forTimeInterval: 0.02)
         proceed.open()
         #expect(secondDone.wait())
@@ -201,5 +207,44 @@ struct ReentrancyTests {
         #expect(finishes { container.resetCurrentContainer { container.register(ReentrantInner.self) { Made("inner") } } })
         #expect(deinits.value == 2)
         #expect(container.isRegistered(ReentrantInner.self))
+    }
+
+    @Test("a factory may register, unregister and reset without deadlocking")
+    func reentrantFactory() throws {
+        let container = InjectionContainer()
+        container.register((any API).self) {
+            InjectionManager.register(Formatter.self) { Formatter() }
+            InjectionManager.resetCurrentContainer()
+            InjectionManager.unregister(Detail.self)
+            return LiveAPI()
+        }
+        let api = try container.resolve((any API).self)
+        #expect(container.isRegistered(Formatter.self))
+        // The reset inside the factory abandoned the build, so it was not cached.
+        #expect(try container.resolve((any API).self) !== api)
+    }
+
+    @Test("verify() called from a factory while that factory is being verified returns at once instead of recursing", .isolatedInjection)
+    func verifyFromFactory() throws {
+        let container = InjectionContainer()
+        let runs = Counter()
+        container.register(SelfChecking.self) { [unowned container] in
+            runs.increment()
+            try container.verify()             // the container it was registered in...
+            try InjectionManager.verify()      // ...and the current one: inside verify(), the copy it resolves in
+            return SelfChecking()
+        }
+        let done = Gate()
+        let outcome = Collector<Bool>()
+        onThread {
+            // The factory verifies, which builds SelfChecking in a copy, whose factory's verify() must not
+            // start another verification.
+            outcome.append((try? container.resolve(SelfChecking.self)) != nil)
+            outcome.append((try? container.verify()) != nil)
+            done.open()
+        }
+        #expect(done.wait(seconds: 30), "verify() inside a factory recursed instead of returning")
+        #expect(outcome.values == [true, true])
+        #expect(runs.value == 4, "the resolve, its two verifications, and the direct verify(): once each")
     }
 }

@@ -2,8 +2,9 @@ import Foundation
 import Injection
 import Testing
 
-// What people moving from other libraries expect of registration: implements, instance, a per-container
-// default lifetime, removeAll, chained postConstruction, and nil optionals that are not cached.
+// What people moving from other libraries expect of registration: implements (an alias resolves, verifies
+// and shows in the graph like its primary), instance, a per-container default lifetime, removeAll, chained
+// postConstruction, and nil optionals that are not cached.
 
 private protocol Auth: AnyObject, Sendable { var token: String { get } }
 private protocol TokenStore: AnyObject, Sendable { func store(_ token: String) }
@@ -28,6 +29,21 @@ private final class Steps: @unchecked Sendable {
     private var steps: [String] = []
     func append(_ step: String) { lock.withLock { steps.append(step) } }
     var all: [String] { lock.withLock { steps } }
+}
+
+private protocol AdvScreen: AnyObject, Sendable {}
+@MainActor
+private final class AdvMainActorScreen: AdvScreen {}
+private protocol AdvStore: AnyObject, Sendable {}
+private final class AdvAsyncStore: AdvStore {}
+private protocol AdvAuth: AnyObject, Sendable {}
+private final class AdvSession: AdvAuth {}
+private final class AdvPlain: Sendable {}
+private final class AdvLines: @unchecked Sendable {
+    private let lock = NSLock()
+    private var lines: [String] = []
+    func append(_ line: String) { lock.withLock { lines.append(line) } }
+    var all: [String] { lock.withLock { lines } }
 }
 
 @Suite("Registration features")
@@ -68,6 +84,62 @@ struct RegistrationFeatureTests {
         #expect(try copy.resolve((any Auth).self) !== (try original.resolve((any Auth).self)))
     }
 
+    @Test("resolveAsync of an alias of a main-actor registration hops like resolveAsync of the primary")
+    func aliasOfMainActorPrimaryResolvesAsync() async throws {
+        let container = InjectionContainer()
+        container.register(AdvMainActorScreen.self, isolation: MainActor.shared) { AdvMainActorScreen() }
+            .implements((any AdvScreen).self) { $0 }
+        // Off the main actor, before anything is built: resolveAsync(AdvMainActorScreen.self) hops to the
+        // main actor; the alias, which "resolves this registration and upcasts", must too.
+        let viaAlias = await Task.detached { () -> Result<any AdvScreen, InjectionError> in
+            do throws(InjectionError) { return .success(try await container.resolveAsync((any AdvScreen).self)) } catch {
+                return .failure(error)
+            }
+        }.value
+        switch viaAlias {
+        case .success(let screen): #expect(screen === (try await container.resolveAsync(AdvMainActorScreen.self)))
+        case .failure(let error): Issue.record("resolveAsync of the alias failed: \(error)")
+        }
+    }
+
+    @Test("resolveAsync of an alias of an async registration runs the async factory like the primary does")
+    func aliasOfAsyncPrimaryResolvesAsync() async throws {
+        let container = InjectionContainer()
+        container.register(AdvAsyncStore.self) { () async -> AdvAsyncStore in AdvAsyncStore() }
+            .implements((any AdvStore).self) { $0 }
+        do throws(InjectionError) {
+            let store = try await container.resolveAsync((any AdvStore).self)
+            #expect(store === (try await container.resolveAsync(AdvAsyncStore.self)))
+        } catch {
+            Issue.record("resolveAsync of the alias failed: \(error)")
+        }
+    }
+
+    @Test("verify() passes for a sound graph whose main-actor registration has an alias")
+    func verifyAcceptsAliasOfMainActorPrimary() throws {
+        let container = InjectionContainer()
+        container.register(AdvMainActorScreen.self, isolation: MainActor.shared) { AdvMainActorScreen() }
+            .implements((any AdvScreen).self) { $0 }
+        // verify() skips the main-actor factory; the alias is just another name for it.
+        #expect(throws: Never.self) { try container.verify() }
+    }
+
+    @Test("verify() passes for a sound graph whose async registration has an alias")
+    func verifyAcceptsAliasOfAsyncPrimary() throws {
+        let container = InjectionContainer()
+        container.register(AdvAsyncStore.self) { () async -> AdvAsyncStore in AdvAsyncStore() }
+            .implements((any AdvStore).self) { $0 }
+        #expect(throws: Never.self) { try container.verify() }
+    }
+
+    @Test("the graph shows an alias with its primary's lifetime, as implements documents")
+    func aliasLifetimeInGraph() {
+        let container = InjectionContainer()
+        container.register(AdvSession.self, lifetime: .singleton) { AdvSession() }.implements((any AdvAuth).self) { $0 }
+        let node = container.dependencyGraph().nodes.first { $0.name == "AdvAuth" }
+        #expect(node?.lifetime == .singleton, "alias node: \(String(describing: node))")
+    }
+
     @Test("register(_:instance:) hands over an existing, non-Sendable object as a singleton")
     func registerInstance() throws {
         let container = InjectionContainer()
@@ -78,6 +150,16 @@ struct RegistrationFeatureTests {
         #expect(resolved.name == "made at launch")
         container.resetCurrentContainer()
         #expect(try container.resolve(LaunchConfig.self) === resolved, "a singleton survives resets")
+    }
+
+    @Test("a chained postConstruction of an instance registration runs once on the instance, not once per copy")
+    func instancePostConstructionRunsOnce() throws {
+        let original = InjectionContainer()
+        let runs = AdvLines()
+        original.register(AdvPlain.self, instance: AdvPlain()).postConstruction { _ in runs.append("run") }
+        _ = try original.resolve(AdvPlain.self)
+        for _ in 0..<3 { _ = try InjectionContainer(copying: original).resolve(AdvPlain.self) }
+        #expect(runs.all.count == 1, "the one instance was post-constructed \(runs.all.count) times")
     }
 
     @Test("a container's default lifetime applies where register names none")
@@ -159,5 +241,25 @@ struct RegistrationFeatureTests {
         _ = try container.resolve(Plain?.self)
         _ = try container.resolve(Plain?.self)
         #expect(runs.value == 5, "singletons do not cache nil either")
+    }
+
+    @Test(".weak optional: nil is 'not available yet', not a weakNeedsClass error; a class instance is held weakly")
+    func weakOptional() throws {
+        let container = InjectionContainer()
+        let available = AdvLines()
+        container.register(AdvPlain?.self, lifetime: .weak) { available.all.isEmpty ? nil : AdvPlain() }
+        do throws(InjectionError) {
+            #expect(try container.resolve(AdvPlain?.self) == nil)
+        } catch {
+            Issue.record("a nil optional with .weak failed: \(error)")
+        }
+        available.append("now")
+        do throws(InjectionError) {
+            let first = try container.resolve(AdvPlain?.self)
+            #expect(first != nil)
+            #expect(try container.resolve(AdvPlain?.self) === first)
+        } catch {
+            Issue.record("a non-nil optional class instance with .weak failed: \(error)")
+        }
     }
 }

@@ -1,10 +1,12 @@
 import Foundation
 import Injection
+import InjectionTesting
 import Testing
 
 // A `resetCurrentContainer { }` block is one atomic step of its container: what it registers lands
 // together with the reset when it returns, nothing of it lands if it throws (however deeply nested),
-// and inside it no path (not even another container's factory) resolves from the half-done container.
+// inside it no path (not even another container's factory) resolves from the half-done container, and
+// other threads see the old registrations or the new ones, never a mix.
 
 private struct Abort: Error {}
 private final class Marker: Sendable {
@@ -20,6 +22,34 @@ private final class Registrar: Sendable {}
 private final class CachedBridge: Sendable {
     let marker: Marker
     init(marker: Marker) { self.marker = marker }
+}
+
+private enum ResetCombo: InjectionKey { typealias Value = Built }
+
+/// Counts builds per registration (type and tag), as made by resolves that overlapped no commit.
+///
+/// A resolve that overlaps a commit belongs to the scope it started in: what it builds after the commit is
+/// its own and never cached in the new scope, so it may build a new registration a second time. Builds are
+/// held per thread until the resolve that made them is settled.
+private final class BuildLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var counts: [String: Int] = [:]
+    private var pending: [ObjectIdentifier: [String]] = [:]
+    func note(_ type: String, _ tag: Int) {
+        let thread = ObjectIdentifier(Thread.current)
+        lock.withLock { pending[thread, default: []].append("\(type)#\(tag)") }
+    }
+    /// Counts this thread's builds since the last call, unless their resolve overlapped a commit.
+    func settle(overlappedCommit: Bool) {
+        let thread = ObjectIdentifier(Thread.current)
+        lock.withLock {
+            let builds = pending.removeValue(forKey: thread) ?? []
+            guard !overlappedCommit else { return }
+            for build in builds { counts[build, default: 0] += 1 }
+        }
+    }
+    var repeated: [String: Int] { lock.withLock { counts.filter { $0.value > 1 } } }
+    var total: Int { lock.withLock { counts.values.reduce(0, +) } }
 }
 
 @Suite("Reset atomicity")
@@ -108,5 +138,197 @@ struct ResetAtomicityTests {
             #expect(viaManager?.kind == .resolvedDuringReset)
         }
         #expect(try b.resolve(CachedBridge.self).marker.label == "new")
+    }
+
+    // MARK: As seen from other threads
+
+    @Test("resetCurrentContainer { } is atomic as seen from other threads")
+    func transactionIsAtomic() throws {
+        let container = InjectionContainer()
+        let built = Collector<String>()
+        container.register(Session.self) { built.append("a"); return Session(user: "a") }
+        _ = try container.resolve(Session.self)
+        let stop = Counter()
+        let seen = Collector<String>()
+        let hammer = Gate(), sawA = Latch(), sawB = Latch()
+        onThread {
+            while stop.value == 0 {
+                let user = try! container.resolve(Session.self).user
+                seen.append(user)
+                if user == "a" { sawA.open() } else { sawB.open() }
+            }
+            hammer.open()
+        }
+        sawA.wait()
+        container.resetCurrentContainer {
+            // Widens the window in which a non-atomic reset would let the hammer rebuild "a"; the test holds either way.
+            Thread.sleep(forTimeInterval: 0.05)
+            container.register(Session.self) { built.append("b"); return Session(user: "b") }
+        }
+        sawB.wait()
+        stop.increment()
+        #expect(hammer.wait())
+        #expect(built.values == ["a", "b"])
+        let users = seen.values
+        #expect(users.first == "a")
+        #expect(users.last == "b")
+        // Once "b" shows up, "a" never comes back.
+        if let firstB = users.firstIndex(of: "b") { #expect(!users[firstB...].contains("a")) }
+    }
+
+    @Test("observers never see old and new registrations mixed by resetCurrentContainer { } of several types")
+    func transactionOfSeveralTypesIsAtomic() {
+        let container = InjectionContainer()
+        let log = BuildLog()
+        // Commits begun/ended, written by this thread only, read by observers.
+        let begun = Counter(), ended = Counter()
+        func register(tag: Int) {
+            // In the order ResetCombo resolves them: applying them one by one would show as P > Q or Q > R.
+            // The pauses widen the window in which a non-atomic commit would show; the test holds either way.
+            container.register(ResetTop.self) { log.note("ResetTop", tag); return Built("ResetTop", tag: tag) }
+            Thread.sleep(forTimeInterval: 0.000_1)
+            container.register(ResetMiddle.self) { log.note("ResetMiddle", tag); return Built("ResetMiddle", tag: tag) }
+            Thread.sleep(forTimeInterval: 0.000_1)
+            container.register(ResetBottom.self) { log.note("ResetBottom", tag); return Built("ResetBottom", tag: tag) }
+        }
+        register(tag: 0)
+        container.register(ResetCombo.self, lifetime: .transient) {
+            Built("ResetCombo", dependencies: [
+                try InjectionManager.resolve(ResetTop.self), try InjectionManager.resolve(ResetMiddle.self),
+                try InjectionManager.resolve(ResetBottom.self),
+            ])
+        }
+        let stop = Latch(), problems = Collector<String>(), observed = Counter(), tagsSeen = Collector<Int>()
+        let observers = 4, commits = 150
+        let finishedObserving = Collector<Int>(), observing = DispatchGroup()
+        for index in 0..<observers {
+            observing.enter()
+            onThread {
+                var lastTag = -1
+                while !stop.wait(seconds: 0) {
+                    let endedBefore = ended.value, begunBefore = begun.value
+                    let resolved = try? container.resolve(ResetCombo.self)
+                    let begunAfter = begun.value
+                    log.settle(overlappedCommit: begunBefore != endedBefore || begunAfter != begunBefore)
+                    guard let combo = resolved else {
+                        problems.append("resolve(ResetCombo) failed")
+                        continue
+                    }
+                    observed.increment()
+                    let tags = combo.dependencies.map(\.tag)
+                    if tags != tags.sorted() { problems.append("a resolve saw a newer registration before an older one: \(tags)") }
+                    if tags.contains(where: { $0 < endedBefore }) {
+                        problems.append("a resolve that began after commit \(endedBefore) saw \(tags)")
+                    }
+                    if begunBefore == endedBefore, begunAfter == begunBefore, Set(tags) != [endedBefore] {
+                        problems.append("a resolve that overlapped no commit saw a mix: \(tags), expected all \(endedBefore)")
+                    }
+                    if tags[0] != lastTag { tagsSeen.append(tags[0]); lastTag = tags[0] }
+                }
+                finishedObserving.append(index)
+                observing.leave()
+            }
+        }
+        let pace = Date(timeIntervalSinceNow: 60)
+        for tag in 1...commits {
+            begun.increment()
+            container.resetCurrentContainer { register(tag: tag) }
+            ended.increment()
+            // The next commit waits until one more resolve than there are observers has finished: one began after this one.
+            observed.wait(atLeast: observed.value + observers + 1, seconds: pace.timeIntervalSinceNow)
+        }
+        stop.open()
+        _ = observing.wait(timeout: .now() + 10)
+        #expect(finishedObserving.values.count == observers)
+        #expect(problems.values.isEmpty, "\(problems.values.prefix(10))")
+        // A non-atomic commit would let a resolve that overlapped no commit rebuild a registration.
+        #expect(log.repeated.isEmpty, "built more than once per registration: \(log.repeated)")
+        // The observers really did watch the commits happen.
+        #expect(observed.value > commits)
+        #expect(Set(tagsSeen.values).count > 10)
+    }
+}
+
+/// The same guarantees seen from one task, through `InjectionManager` and the container a test binds.
+@Suite("resetCurrentContainer { }", .isolatedInjection)
+struct ResetBlockTests {
+    @Test("registrations inside the block apply together with the reset")
+    func registrationsApplyOnReturn() {
+        InjectionManager.register(Session.self) { Session(user: "a") }
+        let before: Session = Inject()
+        InjectionManager.resetCurrentContainer {
+            InjectionManager.register(Session.self) { Session(user: "b") }
+            #expect(InjectionManager.isRegistered(Session.self))
+        }
+        let after: Session = Inject()
+        #expect(before.user == "a")
+        #expect(after.user == "b")
+    }
+
+    @Test("resolving inside the block throws resolvedDuringReset")
+    func resolveInsideBlockThrows() {
+        InjectionManager.register(Session.self) { Session(user: "a") }
+        InjectionManager.resetCurrentContainer {
+            let error = #expect(throws: InjectionError.self) { try InjectionManager.resolve(Session.self) }
+            #expect(error?.kind == .resolvedDuringReset)
+            #expect(error?.description.hasPrefix("Injection: Session was resolved inside resetCurrentContainer { }") == true)
+        }
+    }
+
+    @Test("a task started inside the block that resolves asynchronously while it is open gets resolvedDuringReset")
+    func asyncResolveInsideBlockThrows() {
+        let container = InjectionManager.currentContainer
+        container.register(Session.self) { Session(user: "a") }
+        let outcome = Collector<InjectionError.Kind?>()
+        container.resetCurrentContainer {
+            // `Task.immediate` runs on this thread until it first suspends; the resolve decides before
+            // any suspension, so the block is still open and no thread waits for the task pool.
+            Task.immediate {
+                do throws(InjectionError) {
+                    _ = try await container.resolveAsync(Session.self)
+                    outcome.append(nil)
+                } catch {
+                    outcome.append(error.kind)
+                }
+            }
+        }
+        #expect(outcome.values == [.resolvedDuringReset])
+    }
+
+    @Test("unregister inside the block is applied too, and isRegistered sees it")
+    func unregisterInsideBlock() {
+        InjectionManager.register(Session.self) { Session(user: "a") }
+        InjectionManager.resetCurrentContainer {
+            InjectionManager.unregister(Session.self)
+            #expect(!InjectionManager.isRegistered(Session.self))
+        }
+        #expect(!InjectionManager.isRegistered(Session.self))
+    }
+
+    @Test("a block that throws applies nothing, not even the reset")
+    func throwingBlockAppliesNothing() {
+        InjectionManager.register(Session.self) { Session(user: "a") }
+        let before: Session = Inject()
+        #expect(throws: Abort.self) {
+            try InjectionManager.resetCurrentContainer {
+                InjectionManager.register(Session.self) { Session(user: "b") }
+                throw Abort()
+            }
+        }
+        #expect(Inject(Session.self) === before)
+    }
+
+    @Test("nested blocks commit once, with the outer one")
+    func nestedBlocks() {
+        InjectionManager.register(Session.self) { Session(user: "a") }
+        InjectionManager.resetCurrentContainer {
+            InjectionManager.resetCurrentContainer {
+                InjectionManager.register(Session.self) { Session(user: "inner") }
+            }
+            #expect(InjectionManager.isRegistered(Session.self))
+            InjectionManager.register((any API).self) { LiveAPI() }
+        }
+        #expect(Inject(Session.self).user == "inner")
+        #expect(InjectionManager.isRegistered((any API).self))
     }
 }

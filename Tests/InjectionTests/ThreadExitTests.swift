@@ -16,6 +16,9 @@ private final class ExitTransient: Sendable {
 }
 private final class ExitLoop: Sendable {}
 
+private final class Captured: Sendable {}
+private final class PinOuter: Sendable {}
+
 /// What one destructor saw: which key it belongs to, and whether the thread had a state before and
 /// after it resolved, whether resolving worked, and whether a cycle was reported as one.
 private struct Sighting: Equatable, CustomStringConvertible {
@@ -90,14 +93,22 @@ struct ThreadExitTests {
         }
     }
 
-    @Test("the main-thread check answers for the process it runs in, in a child made by fork() too")
-    func mainThreadAfterFork() {
-        let answers = onSizedStack { () -> [Int32] in
-            let before: Int32 = _injection_is_main_thread() ? 1 : 0  // A secondary thread; now cached.
-            let child = test_fork_and_check { _injection_is_main_thread() }  // The child's only thread is its main one.
-            let after: Int32 = _injection_is_main_thread() ? 1 : 0
-            return [before, child, after]
+    @Test("a thread that exits frees what its cache held (registrations and instance copies)")
+    func threadExitFreesCache() throws {
+        let container = InjectionContainer()
+        weak var weakCaptured: Captured?
+        do {
+            let captured = Captured()
+            weakCaptured = captured
+            container.register(PinOuter.self, lifetime: .transient) { [captured] in _ = captured; return PinOuter() }
         }
-        #expect(answers == [0, 0, 0], "secondary thread: 0 (not main); child's exit status: 0 (main); the parent's thread again: 0")
+        let done = Gate()
+        onSizedStack {  // Returns once the thread has exited, its key destructors run.
+            for _ in 0..<5 { _ = try? container.resolve(PinOuter.self) }
+            done.open()
+        }
+        #expect(done.wait())
+        container.register(PinOuter.self, lifetime: .transient) { PinOuter() }  // Drops the container's reference.
+        #expect(weakCaptured == nil)
     }
 }

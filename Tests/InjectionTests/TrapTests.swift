@@ -1,4 +1,5 @@
 import Injection
+import InjectionTesting
 import Testing
 
 // Exit tests run in a fresh process, so they start with an empty process-wide container.
@@ -7,6 +8,11 @@ private final class NeedsAPI: Sendable {
     let api: any API
     init(api: any API = Inject()) { self.api = api }
 }
+
+private final class StaleUserSession: Sendable {}
+
+private final class Alpha: Sendable { init(_ beta: Beta) {} }
+private final class Beta: Sendable { init(_ alpha: Alpha) {} }
 
 @Suite("Inject() traps with a readable message")
 struct TrapTests {
@@ -33,6 +39,19 @@ struct TrapTests {
         #expect(output.contains("InjectionManager.register((any API).self) { ... }"))
     }
 
+    @Test("a cycle through nested Inject() traps with its path and the fix", .isolatedInjection)
+    func nestedCycleTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            InjectionManager.register(Alpha.self) { Alpha(Inject()) }
+            InjectionManager.register(Beta.self) { Beta(Inject()) }
+            _ = Inject(Alpha.self)
+        }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("Injection: dependency cycle: Alpha → Beta → Alpha."))
+        #expect(output.contains("postConstruction"))
+        #expect(output.contains("InjectLazy"))
+    }
+
     @Test("a throwing factory traps through Inject() with its error")
     func throwingFactoryTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
@@ -50,5 +69,20 @@ struct TrapTests {
             InjectionManager.register((any API).self) { LiveAPI() }
             _ = NeedsAPI()
         }
+    }
+
+    @Test("Inject() that traps in a test's container names the test and how to register the mock")
+    func trapNamesTheTest() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let container = InjectionContainer(copying: InjectionManager.sharedContainer, testName: "\"the profile test\"")
+            InjectionManager.withContainer(container) {
+                let _: StaleUserSession = Inject()
+            }
+        }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("Injection: no registration for StaleUserSession."))
+        #expect(output.contains("This happened in the test \"the profile test\"."))
+        #expect(output.contains("InjectionManager.register(StaleUserSession.self) { ... }"))
+        #expect(output.contains(".isolatedInjection(startingWith:)"))
     }
 }

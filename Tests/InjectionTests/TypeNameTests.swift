@@ -1,5 +1,6 @@
 import Foundation
 import Injection
+import InjectionTesting
 import Testing
 
 // Types are named so that a person can find them: never by a runtime address. Two private types with
@@ -11,6 +12,11 @@ private final class Unregistered: Sendable {}
 private final class NeedsUnregistered: Sendable {
     init(_ dependency: Unregistered) {}
 }
+
+/// Two types that share the short name `Ledger`.
+private enum Payments { final class Ledger: Sendable {} }
+private enum Accounting { final class Ledger: Sendable {} }
+private final class Delta: Sendable {}
 
 @Suite("Type names")
 struct TypeNameTests {
@@ -40,5 +46,15 @@ struct TypeNameTests {
         #expect(!message.contains("$") && !message.contains("unknown context"), "\(message)")
         #expect(message.contains("InjectionManager.register(Unregistered.self) { ... }"), "\(message)")
         #expect(message.contains("Unregistered is private"), "\(message)")
+    }
+
+    @Test("types that share a short name are qualified by module in messages", .isolatedInjection)
+    func ambiguousNamesAreQualified() {
+        InjectionManager.register(Payments.Ledger.self) { Payments.Ledger() }
+        let error = #expect(throws: InjectionError.self) { try InjectionManager.resolve(Accounting.Ledger.self) }
+        #expect(error?.typeName.hasSuffix("Accounting.Ledger") == true)
+        #expect(error?.typeName.hasPrefix("InjectionTests.") == true)
+        let unique = #expect(throws: InjectionError.self) { try InjectionManager.resolve(Delta.self) }
+        #expect(unique?.typeName == "Delta")
     }
 }

@@ -1,7 +1,7 @@
 import CInjectionTestSupport
 import Foundation
 import _InjectionPlatform
-import Injection
+@_spi(Testing) import Injection
 
 // MARK: - Services used across the suite
 
@@ -42,14 +42,71 @@ final class Screen: Sendable {
     let sameAPI: any API = Inject()
 }
 
+// MARK: - Shared by the reset tests
+
+/// An instance that says which factory built it: its type's name, the factory's tag, its build number.
+final class Built: Sendable {
+    let type: String
+    let tag: Int
+    let serial: Int
+    let dependencies: [Built]
+    init(_ type: String, tag: Int = 0, serial: Int = 0, dependencies: [Built] = []) {
+        self.type = type
+        self.tag = tag
+        self.serial = serial
+        self.dependencies = dependencies
+    }
+}
+
+enum ResetTop: InjectionKey { typealias Value = Built }
+enum ResetMiddle: InjectionKey { typealias Value = Built }
+enum ResetBottom: InjectionKey { typealias Value = Built }
+
+// MARK: - Shared by the postConstruction and in-flight tests
+
+/// Holds a `Part`, which a factory resolves for it.
+final class Holder: Sendable {
+    let part: Part
+    init(part: Part) { self.part = part }
+}
+/// Counts its deinits; `postConstruction` marks it constructed.
+final class Part: @unchecked Sendable {
+    var isConstructed = false
+    let deinits: Counter
+    init(deinits: Counter) { self.deinits = deinits }
+    deinit { deinits.increment() }
+}
+
+// MARK: - Shared by the lifetime and InjectLazy tests
+
+/// Counts how often it was built.
+final class Expensive: Sendable {
+    init(runs: Counter) { runs.increment() }
+}
+
 // MARK: - Helpers
 
-/// A thread-safe counter for how often factories run.
-final class Counter: @unchecked Sendable {
-    private let lock = NSLock()
+/// A thread-safe counter for how often factories run, which a thread can also wait on.
+final class Counter: @unchecked Sendable {  // Its state: under `condition`.
+    private let condition = NSCondition()
     private var count = 0
-    var value: Int { lock.withLock { count } }
-    @discardableResult func increment() -> Int { lock.withLock { count += 1; return count } }
+    var value: Int {
+        condition.lock(); defer { condition.unlock() }
+        return count
+    }
+    @discardableResult func increment() -> Int {
+        condition.lock(); defer { condition.unlock() }
+        count += 1
+        condition.broadcast()
+        return count
+    }
+    /// Blocks until the count reaches `target`; `false` if `seconds` passed first.
+    @discardableResult func wait(atLeast target: Int, seconds: Double = 10) -> Bool {
+        condition.lock(); defer { condition.unlock() }
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while count < target { if !condition.wait(until: deadline) { return count >= target } }
+        return true
+    }
 }
 
 /// A one-shot signal between threads, with a timeout so a broken container fails instead of hanging.
@@ -78,6 +135,15 @@ func runOnThreads(_ count: Int, timeout: Double = 30, _ body: @escaping @Sendabl
     }
     for _ in 0..<count { start.signal() }
     return group.wait(timeout: .now() + timeout) == .success
+}
+
+/// Re-checks `condition` until it holds, for a state only the library sees (read through `InjectionProbe`),
+/// such as another thread now waiting for a build; `false` if `seconds` passed first.
+@discardableResult
+func waitUntil(seconds: Double = 10, _ condition: () -> Bool) -> Bool {
+    let deadline = Date(timeIntervalSinceNow: seconds)
+    while !condition() { if Date() >= deadline { return condition() } }
+    return true
 }
 
 /// Runs `body` on a new thread and returns immediately.

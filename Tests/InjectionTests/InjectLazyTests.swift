@@ -3,7 +3,8 @@ import Injection
 import InjectionTesting
 import Testing
 
-// An `InjectLazy` handle never keeps its container alive: a scoped instance holding one (the documented
+// `InjectLazy` resolves on first use, once, from the container current when it was made. A handle never
+// keeps its container alive: a scoped instance holding one (the documented
 // shape for a deliberate cycle) is freed with its container, and a handle read after its container is
 // gone fails with `containerReleased` instead of resolving from nowhere.
 
@@ -12,8 +13,17 @@ private final class HoldsLazy: Sendable {
     let dependency = InjectLazy(LazyDependency.self)
 }
 
-@Suite("Lazy handle lifetime")
-struct LazyHandleLifetimeTests {
+private final class AdvPlain: Sendable {}
+
+private final class AdvLines: @unchecked Sendable {
+    private let lock = NSLock()
+    private var lines: [String] = []
+    func append(_ line: String) { lock.withLock { lines.append(line) } }
+    var all: [String] { lock.withLock { lines } }
+}
+
+@Suite("InjectLazy")
+struct InjectLazyTests {
     @Test("a scoped instance holding an InjectLazy does not keep its container alive")
     func handleDoesNotRetainContainer() throws {
         weak var weakContainer: InjectionContainer?
@@ -47,5 +57,35 @@ struct LazyHandleLifetimeTests {
             first = try handle?.resolve()
         }
         #expect(try handle?.resolve() === first)
+    }
+
+    @Test("InjectLazy resolves on first use, once, from the container current at creation", .isolatedInjection)
+    func lazyHandle() throws {
+        let runs = Counter()
+        InjectionManager.register(Expensive.self, lifetime: .transient) { Expensive(runs: runs) }
+        let lazy = InjectLazy(Expensive.self)
+        #expect(runs.value == 0)
+        let first = lazy.value
+        #expect(lazy.value === first)
+        #expect(runs.value == 1)
+        // Read from a thread outside any binding: still resolves from the creating container.
+        InjectionManager.register(Detail.self) { Detail(id: "bound") }
+        let detail = InjectLazy(Detail.self)
+        let done = Gate(), ids = Collector<String>()
+        onThread { ids.append(detail.value.id); done.open() }
+        #expect(done.wait())
+        #expect(ids.values == ["bound"])
+    }
+
+    @Test("InjectLazy of an optional does not keep a nil that the container refused to cache")
+    func lazyNilOptional() throws {
+        let container = InjectionContainer()
+        let available = AdvLines()
+        container.register(AdvPlain?.self) { available.all.isEmpty ? nil : AdvPlain() }
+        let lazy = InjectionManager.withContainer(container) { InjectLazy(AdvPlain?.self) }
+        #expect(try lazy.resolve() == nil)
+        available.append("now")
+        #expect(try container.resolve(AdvPlain?.self) != nil, "the container gives the instance now")
+        #expect(try lazy.resolve() != nil, "the handle still holds the nil it saw first")
     }
 }

@@ -1,50 +1,17 @@
 import Foundation
-import Testing
 @_spi(Testing) import Injection
 import InjectionTesting
+import Testing
 
-// The pinned transient fast path, the per-thread cache lock and the list of slots a reset visits
-// (`scopedSlots`), written as a review of those changes.
+// A transient served from a thread's cache runs with its registration pinned, not retained: the pin keeps
+// the registration alive while the factory runs, even if it (or another thread, or another container's
+// deinit) unregisters, replaces or resets it meanwhile, and releases it once the outermost resolve returns.
 
-private final class Captured: Sendable {}
-private final class Scoped: Sendable {
-    let captured: Captured
-    init(captured: Captured) { self.captured = captured }
+private final class Token: Sendable {}
+private final class Slow: Sendable {
+    let token: Token
+    init(token: Token) { self.token = token }
 }
-
-@Suite("Pinning and the reset list")
-struct PinningAndResetListTests {
-    @Test("unregistering a scoped type that was resolved releases its registration (and what its factory captured) without a reset")
-    func unregisterReleasesRegistration() throws {
-        let container = InjectionContainer()
-        weak var weakCaptured: Captured?
-        do {
-            let captured = Captured()
-            weakCaptured = captured
-            container.register(Scoped.self) { [captured] in Scoped(captured: captured) }
-        }
-        _ = try container.resolve(Scoped.self)  // Lists the slot in `scopedSlots`.
-        container.unregister(Scoped.self)
-        #expect(!container.isRegistered(Scoped.self))
-        #expect(weakCaptured == nil, "the removed registration is still retained (by scopedSlots) until the next reset")
-        container.resetCurrentContainer()
-        #expect(weakCaptured == nil)
-    }
-
-    @Test("re-registering a resolved scoped type again and again does not grow the container without a reset")
-    func reRegistrationDoesNotAccumulate() throws {
-        let container = InjectionContainer()
-        for index in 0..<1_000 {
-            container.register(Scoped.self) { Scoped(captured: Captured()) }
-            _ = try container.resolve(Scoped.self)
-            _ = index
-        }
-        let listed = InjectionProbe.resettableCount(in: container)
-        #expect(listed <= 1, "scopedSlots holds \(listed) slots for one registration")
-    }
-}
-
-// MARK: - Pinned registrations
 
 private final class PinOuter: Sendable {}
 private final class PinInner: Sendable {}
@@ -74,7 +41,47 @@ private func registration(of type: Any.Type, in container: InjectionContainer) -
     InjectionProbe.registration(for: type, in: container)
 }
 
-extension PinningAndResetListTests {
+private final class PinScoped: Sendable {}
+
+@Suite("Pinned transient registrations")
+struct TransientPinningTests {
+    @Test("a transient evicted from the thread cache while its factory runs stays alive until that resolve returns, then is released", .isolatedInjection)
+    func pinnedRegistrationOutlivesEviction() throws {
+        let container = InjectionContainer()
+        let started = Gate(), proceed = Gate(), done = Gate()
+        weak var weakToken: Token?
+        do {
+            let token = Token()
+            weakToken = token
+            let blocks = Counter()
+            container.register(Slow.self, lifetime: .transient) { [token] in
+                // Block only in the fourth run: by then the thread serves `Slow` from its cache.
+                if blocks.increment() == 4 {
+                    started.open()
+                    proceed.wait()
+                }
+                return Slow(token: token)
+            }
+        }
+        let outcome = Collector<Bool>()
+        onThread {
+            for _ in 0..<3 { _ = try? container.resolve(Slow.self) }
+            outcome.append((try? container.resolve(Slow.self)) != nil)  // Holds no `Slow` past this line.
+            done.open()
+        }
+        #expect(started.wait())
+        weak let weakRegistration = InjectionProbe.registration(for: Slow.self, in: container)
+        #expect(weakRegistration != nil)
+        container.unregister(Slow.self)  // Evicts the registration from every thread's cache.
+        // The factory runs with its registration pinned, not retained: the pin must keep it alive.
+        #expect(weakRegistration != nil, "the running factory's registration must stay alive")
+        proceed.open()
+        #expect(done.wait())
+        #expect(outcome.values == [true])
+        #expect(weakRegistration == nil, "once the outermost transient returns, the evicted registration is released")
+        #expect(weakToken == nil)
+    }
+
     @Test("an inner cached transient re-registers the outer one: the outer registration stays alive until the outer returns, then is freed")
     func innerReplacesOuter() throws {
         let container = InjectionContainer()
@@ -200,13 +207,7 @@ extension PinningAndResetListTests {
         let error = #expect(throws: InjectionError.self) { try container.verify() }
         #expect(error?.problems.count == 1)
     }
-}
 
-// MARK: - Threads
-
-private final class PinScoped: Sendable {}
-
-extension PinningAndResetListTests {
     @Test("threads resolving cached transients that re-register, unregister and reset while others do the same")
     func pinnedStress() throws {
         let container = InjectionContainer()
@@ -240,82 +241,5 @@ extension PinningAndResetListTests {
             }
         }
         #expect(finished)
-    }
-}
-
-// MARK: - scopedSlots: what a reset must still see
-
-private final class WeakThing: Sendable {}
-private final class AsyncThing: Sendable {}
-
-extension PinningAndResetListTests {
-    @Test("after a reset nothing stale is served: scoped, weak, async-built, transaction-registered, copied containers, thread caches")
-    func resetSeesEverything() async throws {
-        let container = InjectionContainer()
-        let disposals = Counter()
-        container.register(PinScoped.self) { PinScoped() }
-        container.register(WeakThing.self, lifetime: .weak) { WeakThing() }
-        container.register(AsyncThing.self) { () async -> AsyncThing in AsyncThing() }
-        container.register(PinDisposable.self) { PinDisposable(disposals: disposals) }
-
-        let scoped = try container.resolve(PinScoped.self)
-        _ = try container.resolve(PinScoped.self)  // Now in this thread's cache too.
-        let weak = try container.resolve(WeakThing.self)
-        try await container.prepare(AsyncThing.self)
-        let asyncBuilt = try container.resolve(AsyncThing.self)
-        let disposable = try container.resolve(PinDisposable.self)
-        container.resetCurrentContainer()
-        #expect(try container.resolve(PinScoped.self) !== scoped)
-        #expect(try container.resolve(WeakThing.self) !== weak)
-        #expect(await (try container.resolveAsync(AsyncThing.self)) !== asyncBuilt)
-        #expect(try container.resolve(PinDisposable.self) !== disposable)
-        #expect(disposals.value == 1)
-
-        // A transaction that re-registers a resolved type: the old instance is disposed exactly once.
-        let beforeTransaction = try container.resolve(PinDisposable.self)
-        container.resetCurrentContainer {
-            container.register(PinDisposable.self) { PinDisposable(disposals: disposals) }
-        }
-        #expect(disposals.value == 2)
-        let afterTransaction = try container.resolve(PinDisposable.self)
-        #expect(afterTransaction !== beforeTransaction)
-        container.unregister(PinDisposable.self)
-        #expect(disposals.value == 3)
-        container.resetCurrentContainer()
-        #expect(disposals.value == 3, "a removed slot still listed must not be disposed again")
-
-        // A copy lists its own slots.
-        let copy = InjectionContainer(copying: container)
-        let inCopy = try copy.resolve(PinScoped.self)
-        _ = try copy.resolve(PinScoped.self)
-        copy.resetCurrentContainer()
-        #expect(try copy.resolve(PinScoped.self) !== inCopy)
-
-        // verify() leaves this container's scope alone, and a reset after it still evicts.
-        let beforeVerify = try container.resolve(PinScoped.self)
-        try container.verify()
-        #expect(try container.resolve(PinScoped.self) === beforeVerify)
-        container.resetCurrentContainer()
-        #expect(try container.resolve(PinScoped.self) !== beforeVerify)
-    }
-
-    @Test("a thread that exits frees what its cache held (registrations and instance copies)")
-    func threadExitFreesCache() throws {
-        let container = InjectionContainer()
-        weak var weakCaptured: Captured?
-        do {
-            let captured = Captured()
-            weakCaptured = captured
-            container.register(PinOuter.self, lifetime: .transient) { [captured] in _ = captured; return PinOuter() }
-        }
-        let done = Gate()
-        onThread {
-            for _ in 0..<5 { _ = try? container.resolve(PinOuter.self) }
-            done.open()
-        }
-        #expect(done.wait())
-        Thread.sleep(forTimeInterval: 0.2)
-        container.register(PinOuter.self, lifetime: .transient) { PinOuter() }  // Drops the container's reference.
-        #expect(weakCaptured == nil)
     }
 }

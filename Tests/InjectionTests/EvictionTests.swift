@@ -1,0 +1,130 @@
+import Foundation
+import Injection
+import InjectionTesting
+import Testing
+
+// What a reset, an unregister or a re-registration evicts, and who is told: every evicted instance is
+// told once (`dispose()`), outside the lock, so it may use the container; singletons are kept, and a
+// supplied instance stays its owner's.
+
+private final class Socket: InjectionDisposable, @unchecked Sendable {
+    let disposals: Counter
+    init(disposals: Counter) { self.disposals = disposals }
+    func dispose() {
+        disposals.increment()
+        // dispose() runs outside the lock, so it may use the container.
+        _ = InjectionManager.isRegistered(Socket.self)
+    }
+}
+
+private final class AdvDisposableDB: InjectionDisposable, @unchecked Sendable {
+    private let lock = NSLock()
+    private var disposals = 0
+    var disposeCount: Int { lock.withLock { disposals } }
+    func dispose() { lock.withLock { disposals += 1 } }
+}
+
+private final class PinScoped: Sendable {}
+private final class WeakThing: Sendable {}
+private final class AsyncThing: Sendable {}
+private final class PinDisposable: InjectionDisposable, @unchecked Sendable {
+    let disposals: Counter
+    init(disposals: Counter) { self.disposals = disposals }
+    func dispose() { disposals.increment() }
+}
+
+@Suite("Eviction and disposal")
+struct EvictionTests {
+    @Test("evicted instances are told once, outside the lock, by reset, unregister and re-registration", .isolatedInjection)
+    func disposal() {
+        let disposals = Counter()
+        InjectionManager.register(Socket.self) { Socket(disposals: disposals) }
+        _ = Inject(Socket.self)
+        InjectionManager.resetCurrentContainer()
+        #expect(disposals.value == 1)
+        InjectionManager.resetCurrentContainer()       // Nothing cached: nothing to tell.
+        #expect(disposals.value == 1)
+        _ = Inject(Socket.self)
+        InjectionManager.register(Socket.self) { Socket(disposals: disposals) }
+        #expect(disposals.value == 2)
+        _ = Inject(Socket.self)
+        InjectionManager.unregister(Socket.self)
+        #expect(disposals.value == 3)
+        InjectionManager.resetCurrentContainer()       // Both replaced instances were told already.
+        #expect(disposals.value == 3)
+    }
+
+    @Test("singletons are not disposed by a reset", .isolatedInjection)
+    func singletonsSurviveWithoutDisposal() {
+        let disposals = Counter()
+        InjectionManager.register(Socket.self, lifetime: .singleton) { Socket(disposals: disposals) }
+        _ = Inject(Socket.self)
+        InjectionManager.resetCurrentContainer()
+        #expect(disposals.value == 0)
+    }
+
+    @Test("a copy (a test's container) that replaces an instance registration does not dispose the original's instance")
+    func copyDoesNotDisposeTheOriginalsInstance() throws {
+        let original = InjectionContainer()
+        let db = AdvDisposableDB()
+        original.register(AdvDisposableDB.self, instance: db)
+        #expect(try original.resolve(AdvDisposableDB.self) === db)
+
+        let testContainer = InjectionContainer(copying: original)   // what .isolatedInjection makes
+        _ = try testContainer.resolve(AdvDisposableDB.self)
+        testContainer.register(AdvDisposableDB.self) { AdvDisposableDB() }   // the test mocks it
+        testContainer.removeAll()
+        #expect(try original.resolve(AdvDisposableDB.self) === db, "the original still serves it")
+        #expect(db.disposeCount == 0, "the original container's live instance was disposed by a copy")
+    }
+
+    @Test("after a reset nothing stale is served: scoped, weak, async-built, transaction-registered, copied containers, thread caches")
+    func resetSeesEverything() async throws {
+        let container = InjectionContainer()
+        let disposals = Counter()
+        container.register(PinScoped.self) { PinScoped() }
+        container.register(WeakThing.self, lifetime: .weak) { WeakThing() }
+        container.register(AsyncThing.self) { () async -> AsyncThing in AsyncThing() }
+        container.register(PinDisposable.self) { PinDisposable(disposals: disposals) }
+
+        let scoped = try container.resolve(PinScoped.self)
+        _ = try container.resolve(PinScoped.self)  // Now in this thread's cache too.
+        let weak = try container.resolve(WeakThing.self)
+        try await container.prepare(AsyncThing.self)
+        let asyncBuilt = try container.resolve(AsyncThing.self)
+        let disposable = try container.resolve(PinDisposable.self)
+        container.resetCurrentContainer()
+        #expect(try container.resolve(PinScoped.self) !== scoped)
+        #expect(try container.resolve(WeakThing.self) !== weak)
+        #expect(await (try container.resolveAsync(AsyncThing.self)) !== asyncBuilt)
+        #expect(try container.resolve(PinDisposable.self) !== disposable)
+        #expect(disposals.value == 1)
+
+        // A transaction that re-registers a resolved type: the old instance is disposed exactly once.
+        let beforeTransaction = try container.resolve(PinDisposable.self)
+        container.resetCurrentContainer {
+            container.register(PinDisposable.self) { PinDisposable(disposals: disposals) }
+        }
+        #expect(disposals.value == 2)
+        let afterTransaction = try container.resolve(PinDisposable.self)
+        #expect(afterTransaction !== beforeTransaction)
+        container.unregister(PinDisposable.self)
+        #expect(disposals.value == 3)
+        container.resetCurrentContainer()
+        #expect(disposals.value == 3, "a removed slot still listed must not be disposed again")
+
+        // A copy lists its own slots.
+        let copy = InjectionContainer(copying: container)
+        let inCopy = try copy.resolve(PinScoped.self)
+        _ = try copy.resolve(PinScoped.self)
+        copy.resetCurrentContainer()
+        #expect(try copy.resolve(PinScoped.self) !== inCopy)
+
+        // verify() leaves this container's scope alone, and a reset after it still evicts.
+        let beforeVerify = try container.resolve(PinScoped.self)
+        try container.verify()
+        #expect(try container.resolve(PinScoped.self) === beforeVerify)
+        container.resetCurrentContainer()
+        #expect(try container.resolve(PinScoped.self) !== beforeVerify)
+    }
+}

@@ -1,0 +1,64 @@
+import Foundation
+@_spi(Testing) import Injection
+import InjectionTesting
+import Testing
+
+// A `.scoped` or `.singleton` instance is built exactly once per scope, however many threads race its first
+// resolve and however many tasks await its async factory: the others wait for that one build.
+
+private protocol Store: AnyObject, Sendable { var serial: Int { get } }
+
+private final class LiveStore: Store {
+    let serial: Int
+    init(serial: Int) { self.serial = serial }
+    /// Opens a store: suspends, like a database open would.
+    static func open(runs: Counter) async -> LiveStore {
+        let serial = runs.increment()
+        await Task.yield()
+        return LiveStore(serial: serial)
+    }
+}
+
+@Suite("Exactly once")
+struct ExactlyOnceTests {
+    @Test("8 threads racing the first resolve of a slow scoped factory build it once")
+    func racingFirstResolveBuildsOnce() throws {
+        let container = InjectionContainer()
+        let runs = Counter(), arrived = Counter()
+        container.register((any API).self) { [unowned container] in
+            runs.increment()
+            // Slow: it returns only once all 8 threads have asked for the API, and one of them waits for this build.
+            arrived.wait(atLeast: 8)
+            waitUntil { InjectionProbe.buildHasWaiters(for: (any API).self, in: container) }
+            return LiveAPI()
+        }
+        let results = Collector<ObjectIdentifier>()
+        let finished = runOnThreads(8) { _ in
+            arrived.increment()
+            let api = try! container.resolve((any API).self)
+            results.append(ObjectIdentifier(api))
+        }
+        #expect(finished)
+        #expect(runs.value == 1)
+        #expect(results.values.count == 8)
+        #expect(Set(results.values).count == 1)
+    }
+
+    @Test("an async factory is built exactly once under 100 concurrent tasks", .isolatedInjection)
+    func asyncExactlyOnce() async throws {
+        let runs = Counter(), arrived = Counter(), allArrived = AsyncGate()
+        // The construction finishes only once all 100 tasks have asked for the store.
+        InjectionManager.register((any Store).self) { await allArrived.wait(); return await LiveStore.open(runs: runs) }
+        let serials = try await withThrowingTaskGroup(of: ObjectIdentifier.self) { group in
+            for _ in 0..<100 {
+                group.addTask {
+                    if arrived.increment() == 100 { allArrived.open() }
+                    return ObjectIdentifier(try await InjectionManager.resolveAsync((any Store).self))
+                }
+            }
+            return try await group.reduce(into: Set<ObjectIdentifier>()) { $0.insert($1) }
+        }
+        #expect(runs.value == 1)
+        #expect(serials.count == 1)
+    }
+}

@@ -1,0 +1,183 @@
+import Foundation
+import Injection
+import InjectionTesting
+import Testing
+
+// A resolution belongs to the scope it started in: a resolve in flight across a reset (or a
+// `resetCurrentContainer { }` commit) hands what it builds, nested dependencies included, to its own caller,
+// and never caches any of it in the new scope, which builds its own. Async constructions likewise.
+
+private enum ResetExtra: InjectionKey { typealias Value = Built }
+
+/// Registers ResetTop → ResetMiddle → ResetBottom (all scoped); ResetBottom's first build blocks until `release` opens.
+private func registerChain(in container: InjectionContainer, started: Gate, release: Gate, bottomRuns: Counter) {
+    container.register(ResetTop.self) { [unowned container] in
+        Built("ResetTop", dependencies: [try container.resolve(ResetMiddle.self)])
+    }
+    container.register(ResetMiddle.self) { Built("ResetMiddle", dependencies: [try InjectionManager.resolve(ResetBottom.self)]) }
+    container.register(ResetBottom.self) {
+        let run = bottomRuns.increment()
+        if run == 1 {
+            started.open()
+            release.wait()
+        }
+        return Built("ResetBottom", serial: run)
+    }
+}
+
+private protocol Store: AnyObject, Sendable { var serial: Int { get } }
+
+private final class LiveStore: Store {
+    let serial: Int
+    init(serial: Int) { self.serial = serial }
+}
+
+@Suite("In flight across a reset")
+struct InFlightAcrossResetTests {
+    @Test("a resolve in flight across a reset never puts its instance in the new scope")
+    func inFlightResolveAcrossReset() throws {
+        let container = InjectionContainer()
+        let release = Gate(), started = Gate(), done = Gate()
+        let serial = Counter()
+        container.register(Session.self) {
+            let number = serial.increment()
+            if number == 1 {
+                started.open()
+                release.wait()
+            }
+            return Session(user: "u", serial: number)
+        }
+        let oldSession = Collector<Session>()
+        onThread {
+            oldSession.append(try! container.resolve(Session.self))
+            done.open()
+        }
+        #expect(started.wait())
+        container.resetCurrentContainer()
+        release.open()
+        #expect(done.wait())
+        // The in-flight caller got the old-scope instance; the new scope builds its own.
+        #expect(oldSession.values.map(\.serial) == [1])
+        let newSession = try container.resolve(Session.self)
+        #expect(newSession.serial == 2)
+        #expect(try container.resolve(Session.self) === newSession)
+    }
+
+    @Test("a resolve in flight across a reset never puts any of its nested dependencies in the new scope")
+    func inFlightNestedResolveAcrossReset() throws {
+        let container = InjectionContainer()
+        let started = Gate(), release = Gate(), done = Gate(), bottomRuns = Counter()
+        registerChain(in: container, started: started, release: release, bottomRuns: bottomRuns)
+        let old = Collector<Built>()
+        onThread {
+            if let top = try? container.resolve(ResetTop.self) { old.append(top) }
+            done.open()
+        }
+        #expect(started.wait())
+        container.resetCurrentContainer()  // While ResetBottom, inside ResetMiddle, inside ResetTop, is being built.
+        release.open()
+        #expect(done.wait())
+        let oldTop = try #require(old.values.first)
+        let oldMiddle = oldTop.dependencies[0], oldBottom = oldMiddle.dependencies[0]
+        #expect(oldBottom.serial == 1)
+        // The new scope builds everything again: none of the three old instances landed in it.
+        let top = try container.resolve(ResetTop.self)
+        #expect(top !== oldTop)
+        #expect(try container.resolve(ResetMiddle.self) !== oldMiddle)
+        #expect(try container.resolve(ResetBottom.self) !== oldBottom)
+        #expect(try container.resolve(ResetBottom.self).serial == 2)
+        #expect(bottomRuns.value == 2)
+        // And what the new scope built is consistent and cached.
+        #expect(top.dependencies[0] === (try container.resolve(ResetMiddle.self)))
+        #expect(try container.resolve(ResetTop.self) === top)
+    }
+
+    @Test("a resolve in flight across resetCurrentContainer { } never lands in the scope the block starts")
+    func inFlightResolveAcrossTransaction() throws {
+        let container = InjectionContainer()
+        let started = Gate(), release = Gate(), done = Gate(), bottomRuns = Counter()
+        registerChain(in: container, started: started, release: release, bottomRuns: bottomRuns)
+        let old = Collector<Built>()
+        onThread {
+            if let top = try? container.resolve(ResetTop.self) { old.append(top) }
+            done.open()
+        }
+        #expect(started.wait())
+        container.resetCurrentContainer {
+            container.register(ResetExtra.self) { Built("ResetExtra", tag: 1) }
+            container.register(ResetMiddle.self) { Built("ResetMiddle", tag: 1, dependencies: [try InjectionManager.resolve(ResetBottom.self)]) }
+        }
+        release.open()
+        #expect(done.wait())
+        let oldTop = try #require(old.values.first)
+        #expect(oldTop.dependencies[0].tag == 0)  // Built by the registration current when it started.
+        let top = try container.resolve(ResetTop.self)
+        #expect(top !== oldTop)
+        #expect(top.dependencies[0].tag == 1)
+        #expect(top.dependencies[0].dependencies[0] !== oldTop.dependencies[0].dependencies[0])
+        #expect(try container.resolve(ResetExtra.self).tag == 1)
+    }
+
+    @Test("a singleton built across a reset is kept, but its scoped dependency stays in the old scope")
+    func singletonAcrossResetKeepsOnlyItself() throws {
+        let container = InjectionContainer()
+        let started = Gate(), release = Gate(), done = Gate(), bottomRuns = Counter()
+        registerChain(in: container, started: started, release: release, bottomRuns: bottomRuns)
+        container.register(ResetTop.self, lifetime: .singleton) { Built("ResetTop", dependencies: [try InjectionManager.resolve(ResetBottom.self)]) }
+        let old = Collector<Built>()
+        onThread {
+            if let top = try? container.resolve(ResetTop.self) { old.append(top) }
+            done.open()
+        }
+        #expect(started.wait())
+        container.resetCurrentContainer()
+        release.open()
+        #expect(done.wait())
+        let singleton = try #require(old.values.first)
+        #expect(try container.resolve(ResetTop.self) === singleton)  // Singletons ignore scopes.
+        let oldBottom = singleton.dependencies[0]
+        #expect(try container.resolve(ResetBottom.self) !== oldBottom)  // The scoped one did not leak into the new scope.
+        #expect(bottomRuns.value == 2)
+    }
+
+    @Test("an async construction in flight across a reset never lands in the new scope", .isolatedInjection)
+    func resetDuringAsyncConstruction() async throws {
+        let runs = Counter()
+        let gate = AsyncGate()
+        InjectionManager.register((any Store).self) {
+            let serial = runs.increment()
+            if serial == 1 { await gate.wait() }
+            return LiveStore(serial: serial)
+        }
+        let container = InjectionManager.currentContainer
+        let inFlight = Task { try await container.resolveAsync((any Store).self) }
+        #expect(await gate.started())
+        container.resetCurrentContainer()
+        gate.open()
+        #expect(try await inFlight.value.serial == 1)  // Its caller gets it...
+        let next = try await InjectionManager.resolveAsync((any Store).self)
+        #expect(next.serial == 2)                      // ...but the new scope builds its own.
+        #expect(try await InjectionManager.resolveAsync((any Store).self) === next)
+    }
+
+    @Test("a resolution that began before a reset never caches what it builds after the reset", .isolatedInjection)
+    func staleResolutionDoesNotSeedTheNewScope() throws {
+        let container = InjectionContainer()
+        let resetDone = Latch(), started = Latch()
+        container.register(Part.self) { Part(deinits: Counter()) }
+        container.register(Holder.self) {
+            started.open()
+            resetDone.wait()
+            return Holder(part: try InjectionManager.resolve(Part.self))  // Resolved after the reset.
+        }
+        let old = Collector<Holder>()
+        let finished = Gate()
+        onThread { old.append(try! container.resolve(Holder.self)); finished.open() }
+        #expect(started.wait())
+        container.resetCurrentContainer()
+        resetDone.open()
+        #expect(finished.wait())
+        let newPart = try container.resolve(Part.self)
+        #expect(old.values.first?.part !== newPart)
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+import Injection
+import Testing
+
+// Re-registering a type that cached instances hold (a forgotten reset) is reported through
+// `InjectionManager.diagnosticsHandler`, once per type, naming the holders and the fix, also when they hold
+// it through an `implements` alias or as a `.weak` instance; a re-registration inside
+// `resetCurrentContainer { }`, or with nothing cached that depends on it, is silent. The handler is
+// process-wide, so these tests take turns.
+
+private final class StaleUserSession: Sendable {}
+private final class StaleFeedRepository: Sendable {
+    let session: StaleUserSession
+    init(session: StaleUserSession = Inject()) { self.session = session }
+}
+
+/// A container whose cached `StaleFeedRepository` holds its `StaleUserSession`.
+private func containerWithACachedDependent() throws -> InjectionContainer {
+    let container = InjectionContainer()
+    container.register(StaleUserSession.self) { StaleUserSession() }
+    container.register(StaleFeedRepository.self) { StaleFeedRepository() }
+    _ = try InjectionManager.withContainer(container) { () throws(InjectionError) in
+        try InjectionManager.resolve(StaleFeedRepository.self)
+    }
+    return container
+}
+
+private protocol AdvAuth: AnyObject, Sendable {}
+private final class AdvSession: AdvAuth {}
+/// Holds the session through its protocol, as an app does with `.implements`.
+private final class AdvAuthHolder: Sendable {
+    let auth: any AdvAuth
+    init(auth: any AdvAuth) { self.auth = auth }
+}
+/// Holds the session through its concrete type.
+private final class AdvSessionHolder: Sendable {
+    let session: AdvSession
+    init(session: AdvSession) { self.session = session }
+}
+
+@Suite("Re-registration reports", .serialized)
+struct ReRegistrationReportTests {
+    @Test("re-registering a type that cached instances hold is reported once, naming them and the fix")
+    func reRegistrationIsReported() throws {
+        try withRecordedDiagnostics { lines in
+            let container = try containerWithACachedDependent()
+            container.register(StaleUserSession.self) { StaleUserSession() }   // the forgotten reset
+            let reports = lines.about("StaleUserSession")
+            #expect(reports.count == 1)
+            let report = try #require(reports.first)
+            #expect(report.hasPrefix("Injection: StaleUserSession was registered again"))
+            #expect(report.contains("StaleFeedRepository"))
+            #expect(report.contains("resetCurrentContainer { register(StaleUserSession.self) { ... } }"))
+
+            _ = try container.resolve(StaleUserSession.self)
+            container.register(StaleUserSession.self) { StaleUserSession() }
+            #expect(lines.about("StaleUserSession").count == 1, "once per type")
+        }
+    }
+
+    @Test("inside resetCurrentContainer { }, or with nothing cached that depends on it, nothing is reported")
+    func correctReRegistrationIsSilent() throws {
+        try withRecordedDiagnostics { lines in
+            let container = try containerWithACachedDependent()
+            container.resetCurrentContainer {
+                container.register(StaleUserSession.self) { StaleUserSession() }
+            }
+            _ = try container.resolve(StaleUserSession.self)
+            container.register(StaleUserSession.self) { StaleUserSession() }   // nothing holds the old one now
+            #expect(lines.about("StaleUserSession").isEmpty)
+        }
+    }
+
+    @Test("re-registering a type held through its alias by a cached instance is reported")
+    func staleDependentThroughAliasIsReported() throws {
+        try withRecordedDiagnostics { lines in
+            let container = InjectionContainer()
+            container.register(AdvSession.self) { AdvSession() }.implements((any AdvAuth).self) { $0 }
+            container.register(AdvAuthHolder.self) { AdvAuthHolder(auth: Inject()) }
+            let holder = try container.resolve(AdvAuthHolder.self)
+            #expect(holder.auth === (try container.resolve(AdvSession.self)))
+            container.register(AdvSession.self) { AdvSession() }   // the holder still holds the old session
+            #expect(try container.resolve(AdvAuthHolder.self).auth !== (try container.resolve(AdvSession.self)), "stale indeed")
+            #expect(lines.all.contains { $0.contains("AdvSession") && $0.contains("AdvAuthHolder") },
+                    "the holder keeps the old session, through (any AdvAuth): \(lines.all)")
+        }
+    }
+
+    @Test("re-registering a .weak type that a cached instance holds is reported")
+    func staleWeakDependencyIsReported() throws {
+        try withRecordedDiagnostics { lines in
+            let container = InjectionContainer()
+            container.register(AdvSession.self, lifetime: .weak) { AdvSession() }
+            container.register(AdvSessionHolder.self) { AdvSessionHolder(session: Inject()) }
+            let holder = try container.resolve(AdvSessionHolder.self)
+            container.register(AdvSession.self, lifetime: .weak) { AdvSession() }
+            #expect(try container.resolve(AdvSession.self) !== holder.session, "stale indeed")
+            #expect(lines.all.contains { $0.contains("AdvSession") && $0.contains("AdvSessionHolder") },
+                    "the holder keeps the old session alive: \(lines.all)")
+        }
+    }
+}
