@@ -131,10 +131,7 @@ final class Box: ManagedBuffer<BoxHeader, UInt> {  // Immutable once made; not `
 
     /// The instance if it conforms to ``InjectionDisposable``.
     var disposable: (any InjectionDisposable)? {
-        func disposable<Value>(_: Value.Type) -> (any InjectionDisposable)? {
-            storage.assumingMemoryBound(to: Value.self).pointee as? any InjectionDisposable
-        }
-        return _openExistential(type, do: disposable)
+        object as? any InjectionDisposable
     }
 
     /// Whether the instance is an `Optional` holding `nil`, which is never cached.

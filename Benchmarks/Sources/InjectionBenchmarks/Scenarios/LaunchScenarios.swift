@@ -141,7 +141,8 @@ enum LaunchScenarios {
             FileHandle.standardError.write(Data("error: unknown profile mode \(mode); one of \(runs.keys.sorted())\n".utf8))
             exit(2)
         }
-        _ = run(1)  // Warm: the shared containers, metadata and conformance caches.
+        let warm = run(1)  // Warm: the shared containers, metadata and conformance caches.
+        print(mode, "warm-up", Double(warm.nanoseconds) / Double(launchTypeCount), "ns per type")
         let timing = profiledRun(run, iterations)
         print(mode, Double(timing.nanoseconds) / Double(iterations * launchTypeCount), "ns per type")
         exit(0)
