@@ -12,9 +12,9 @@ struct ContainerState {
     private(set) var epoch: UInt64 = 0
     /// Bumped by every change of a registration: what the type names are worked out from.
     private(set) var generation: UInt64 = 0
-    /// The keys of the non-singleton registrations that held an instance or a build since the last reset: all a
-    /// reset visits, however many types are registered. A key leaves it when its registration is replaced.
-    private var resettable: [TypeID] = []
+    /// The non-singleton registrations that held an instance or a build since the last reset: all a reset
+    /// visits, however many types are registered, with no lookup. A registration leaves it when it is replaced.
+    private var resettable: [Registration] = []
 
     init() {}
 
@@ -83,7 +83,7 @@ struct ContainerState {
         }
         let builder = owner()
         registration.builder = builder
-        listResettable(key, registration)
+        listResettable(registration)
         return .build(registration, owner: .passUnretained(builder), recordsEdges: recordsEdges, epoch: epoch, cacheable: false)
     }
 
@@ -129,7 +129,7 @@ struct ContainerState {
                 completion.cached = true
             }
             completion.stored = true
-            listResettable(key, registration)
+            listResettable(registration)
         }
         return completion
     }
@@ -203,10 +203,9 @@ struct ContainerState {
     mutating func reset() -> Evictions {
         epoch &+= 1
         var evictions = Evictions()
-        for key in resettable {
-            let registration = registrations[key]!
+        for registration in resettable {
             registration.resettablePosition = -1
-            evictions.empty(registration, key: key)
+            evictions.empty(registration, key: registration.type.id)
         }
         resettable.removeAll(keepingCapacity: true)
         return evictions
@@ -273,22 +272,22 @@ struct ContainerState {
         registrations.compactMap { key, registration in registration.isInThreadCaches ? key : nil }
     }
 
-    /// Lists `key`, whose registration is at `index`, for the next reset, unless it is listed or a singleton's.
-    private mutating func listResettable(_ key: TypeID, _ registration: Registration) {
+    /// Lists `registration` for the next reset, unless it is listed or a singleton.
+    private mutating func listResettable(_ registration: Registration) {
         guard registration.resettablePosition < 0, registration.lifetime != .singleton else { return }
         registration.resettablePosition = Int32(resettable.count)
-        resettable.append(key)
+        resettable.append(registration)
     }
 
-    /// Swap-removes the key at `index`: O(1), and the list never keeps a removed registration alive.
+    /// Swap-removes the registration at `index`: O(1), and the list never keeps a removed registration alive.
     private mutating func unlistResettable(at index: Int) {
         let last = resettable.removeLast()
         if index < resettable.count {
             resettable[index] = last
-            registrations[last]!.resettablePosition = Int32(index)
+            last.resettablePosition = Int32(index)
         }
     }
 
-    /// How many keys a reset visits (a test probe).
+    /// How many registrations a reset visits (a test probe).
     var resettableCount: Int { resettable.count }
 }
