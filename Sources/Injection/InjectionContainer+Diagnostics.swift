@@ -122,6 +122,18 @@ extension InjectionContainer {
             """)
     }
 
+    /// Tells ``InjectionManager/diagnosticsHandler`` that `call` (as written: `.postConstruction { }`) on a
+    /// handle of `type`'s registration did nothing: `type` was registered again, or unregistered, since the
+    /// `register` call that returned the handle.
+    func reportStaleHandle(of type: AnyType, call: String) {
+        let name = names.name(type)
+        InjectionManager.diagnosticsHandler("""
+            Injection: \(call) on a stale handle of \(name) did nothing: \(name) was registered again, or \
+            unregistered, after the register call that returned the handle. Chain it on the latest register \
+            call: register(\(TypeNames.literal(type.type, named: name)).self) { ... }\(call)
+            """)
+    }
+
     /// Adds "A needs B" to the graph.
     @inline(never)
     func record(_ edge: InjectionGraph._Edge) {

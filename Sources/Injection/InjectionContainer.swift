@@ -299,6 +299,8 @@ public final class InjectionContainer: @unchecked Sendable {
                 switch operation {
                 case .reset: evictions.merge(state.reset())
                 case .register(let key, let registration): state.replace(key, with: registration).map { evictions.merge($0) }
+                case .registerWhileCurrent(let key, let registration, let current):
+                    state.replace(key, with: registration, whileCurrent: current).evictions.map { evictions.merge($0) }
                 case .unregister(let key): state.replace(key, with: nil).map { evictions.merge($0) }
                 case .removeAll: evictions.merge(state.removeAll())
                 }
@@ -335,16 +337,36 @@ public final class InjectionContainer: @unchecked Sendable {
         return state.withLock { $0.registrations[key] != nil }
     }
 
-    func register(_ registration: Registration) {
+    /// Registers `registration`, in the open reset block if there is one. With `current`, a change through
+    /// a handle of that registration (`InjectionRegistration`): made only while `current` is the registration
+    /// of its key, checked and made in one lock hold; returns `false`, having changed nothing, if it is not.
+    @discardableResult
+    func register(_ registration: Registration, whileCurrent current: Registration? = nil) -> Bool {
         let key = registration.type.id
-        if let transaction = openTransaction(), transaction.record(.register(key, registration)) { return }
-        var evictedAnInstance = false
+        if let transaction = openTransaction() {
+            if let current {
+                // Current is what the block recorded, else what the state holds: read under the container's
+                // lock, then the transaction's (their order). Another key (an alias) registers unconditionally.
+                let operation: Transaction.Operation = key == current.type.id
+                    ? .registerWhileCurrent(key, registration, current: current) : .register(key, registration)
+                let recorded = state.withLock { state in
+                    transaction.record(operation, whileCurrent: current, isCurrentInState: state.registrations[current.type.id] === current)
+                }
+                if let recorded { return recorded }
+            } else if transaction.record(.register(key, registration)) {
+                return true
+            }
+        }
+        var isCurrent = true, evictedAnInstance = false
         apply { state in
-            let evictions = state.replace(key, with: registration)
-            evictedAnInstance = evictions?.replacedAnInstance ?? false
-            return evictions
+            let change = current.map { state.replace(key, with: registration, whileCurrent: $0) }
+                ?? (isCurrent: true, evictions: state.replace(key, with: registration))
+            isCurrent = change.isCurrent
+            evictedAnInstance = change.evictions?.replacedAnInstance ?? false
+            return change.evictions
         }
         if evictedAnInstance { reportStaleDependents(of: registration.type) }
+        return isCurrent
     }
 
     /// The open `resetCurrentContainer { }` of this container that the current code runs inside, if any:

@@ -217,6 +217,23 @@ struct RegistrationFeatureTests {
         #expect(steps.all == ["parameter", "first", "second"], "each step runs once, in order")
     }
 
+    @Test("inside resetCurrentContainer { }, steps chain on the latest handle, made in the block or before it")
+    func chainedStepsInResetBlock() throws {
+        let container = InjectionContainer()
+        let steps = Steps()
+        let before = container.register(Plain.self) { Plain() }
+        container.resetCurrentContainer {
+            before.postConstruction { _ in steps.append("before") }
+                .postConstruction { _ in steps.append("before, second") }
+            container.register(LiveSession.self) { LiveSession(disposals: Counter()) }
+                .postConstruction { _ in steps.append("in the block") }
+                .implements((any Auth).self) { $0 }
+        }
+        _ = try container.resolve(Plain.self)
+        _ = try container.resolve((any Auth).self)
+        #expect(steps.all == ["before", "before, second", "in the block"])
+    }
+
     @Test("a nil optional is not cached: the factory runs again; a non-nil result is cached")
     func nilOptionalIsNotCached() throws {
         let container = InjectionContainer()
