@@ -1,5 +1,5 @@
 import Foundation
-import Injection
+@_spi(Testing) import Injection
 import Testing
 
 // Builders: opaque construction from a parameter model (jmfieldman/Inject's `Builder`).
@@ -51,6 +51,11 @@ struct ProfileViewBuilder: Builder, Sendable {
 final class ProfileViewController: ProfileView, MainActorBuildable {
     let userID: String
     init(builder: ProfileViewBuilder) { userID = builder.userID }
+}
+
+/// Builds a string that says which build closure ran.
+struct SwapBuilder: Builder, Sendable {
+    typealias BuildResult = String
 }
 
 @Suite("Builders")
@@ -225,5 +230,19 @@ struct BuilderTests {
         #expect(graph.edges.contains { $0.from == "CardBuilder" && $0.to == "API" })
         container.unregister(builder: CardBuilder.self)
         #expect(!container.isRegistered(builder: CardBuilder.self))
+    }
+
+    @Test("buildAsync runs the closure whose isolation it checked, even if the builder is registered again meanwhile")
+    @MainActor
+    func buildAsyncReadsTheClosureOnce() async throws {
+        let container = InjectionContainer()
+        container.register(SwapBuilder.self, isolation: MainActor.shared) { _ in "main-actor closure" }
+        let build = Task.detached { try await container.buildAsync(SwapBuilder()) }
+        // This test holds the main actor until the new registration, so the build has read its closure and
+        // waits to hop to the main actor.
+        #expect(waitUntil { InjectionProbe.holdsBuildClosure(for: SwapBuilder.self, in: container) })
+        container.register(SwapBuilder.self) { _ in "plain closure" }
+        let built = try await build.value
+        #expect(built == "main-actor closure")
     }
 }
