@@ -134,6 +134,22 @@ extension InjectionContainer {
             """)
     }
 
+    /// Forgets what was observed of the registrations in `state`, which `removeAll` is about to remove: the
+    /// graph's edges, their `implements` aliases and the types reported stale (an alias recorded in an open
+    /// reset block, not registered yet, stays). Called under the container's lock, which it holds while it
+    /// takes the observations lock: no build of a registration made after the removal can record an edge
+    /// before this forgets them.
+    func forgetObservations(of state: ContainerState) {
+        let removed = Set(state.registrations.values.map(ObjectIdentifier.init))
+        observations.withLock { observations in
+            observations.edges = []
+            observations.reportedStale = []
+            observations.aliases = observations.aliases.filter { _, alias in
+                alias.registration.map { !removed.contains(ObjectIdentifier($0)) } ?? false
+            }
+        }
+    }
+
     /// Adds "A needs B" to the graph.
     @inline(never)
     func record(_ edge: InjectionGraph._Edge) {

@@ -302,7 +302,9 @@ public final class InjectionContainer: @unchecked Sendable {
                 case .registerWhileCurrent(let key, let registration, let current):
                     state.replace(key, with: registration, whileCurrent: current).evictions.map { evictions.merge($0) }
                 case .unregister(let key): state.replace(key, with: nil).map { evictions.merge($0) }
-                case .removeAll: evictions.merge(state.removeAll())
+                case .removeAll:
+                    forgetObservations(of: state)
+                    evictions.merge(state.removeAll())
                 }
             }
             return evictions
@@ -316,11 +318,15 @@ public final class InjectionContainer: @unchecked Sendable {
     /// container.isRegistered(API.self)   // false
     /// ```
     /// Evicted instances are told (``InjectionDisposable``) and released as by a reset, outside the lock.
-    /// Inside `resetCurrentContainer { }` it lands with the block, and registrations made after it in the
+    /// The ``dependencyGraph()`` forgets the edges seen so far, and the diagnostics the types it reported:
+    /// both start again from what is registered next. Inside `resetCurrentContainer { }` it lands with the block, and registrations made after it in the
     /// block stay.
     public func removeAll() {
         if let transaction = openTransaction(), transaction.record(.removeAll) { return }
-        apply { $0.removeAll() }
+        apply { state in
+            forgetObservations(of: state)
+            return state.removeAll()
+        }
     }
 
     // MARK: - Internals

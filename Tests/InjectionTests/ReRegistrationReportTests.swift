@@ -107,6 +107,20 @@ struct ReRegistrationReportTests {
         }
     }
 
+    @Test("after removeAll, the same mistake with the new registrations is reported again")
+    func reportedAgainAfterRemoveAll() throws {
+        try withRecordedDiagnostics { lines in
+            let container = try containerWithACachedDependent()
+            container.register(StaleUserSession.self) { StaleUserSession() }
+            container.removeAll()
+            container.register(StaleUserSession.self) { StaleUserSession() }
+            container.register(StaleFeedRepository.self) { StaleFeedRepository() }
+            _ = try container.resolve(StaleFeedRepository.self)
+            container.register(StaleUserSession.self) { StaleUserSession() }
+            #expect(lines.about("StaleUserSession").count == 2, "\(lines.all)")
+        }
+    }
+
     @Test("a stale handle's postConstruction and implements leave the newer registration alone, and are reported")
     func staleHandleIsReported() throws {
         try withRecordedDiagnostics { lines in
