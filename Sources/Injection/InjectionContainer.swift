@@ -69,7 +69,8 @@ public final class InjectionContainer: @unchecked Sendable {
     /// let copy = InjectionContainer(copying: InjectionManager.currentContainer)
     /// ```
     /// Registering in, resolving from or resetting either container never affects the other.
-    /// Singletons are rebuilt in the copy on first resolve.
+    /// Singletons are rebuilt in the copy on first resolve. The copy's ``dependencyGraph()`` starts with no
+    /// edges, and shows an `implements` alias with its primary's lifetime, as the original's does.
     public convenience init(copying other: InjectionContainer) {
         self.init(copying: other, verification: nil)
     }
@@ -85,7 +86,18 @@ public final class InjectionContainer: @unchecked Sendable {
         defaultLifetime = other.defaultLifetime
         names = TypeNames(state)
         let registrations = other.state.withLock { $0.registrations }
-        state.withLock { $0 = ContainerState(registrations: registrations) }
+        let copied = state.withLock { state in
+            state = ContainerState(registrations: registrations)
+            return state.registrations
+        }
+        // The `implements` aliases, for the graph: each that is registered stands for its copy.
+        let aliases = other.observations.withLock { $0.aliases }
+        observations.withLock { observations in
+            for (key, alias) in aliases {
+                guard let registration = alias.registration, registrations[key] === registration else { continue }
+                observations.aliases[key] = Observations.Alias(registration: copied[key], primary: alias.primary)
+            }
+        }
     }
 
     // MARK: - Registration

@@ -140,6 +140,15 @@ struct RegistrationFeatureTests {
         #expect(node?.lifetime == .singleton, "alias node: \(String(describing: node))")
     }
 
+    @Test("a copied container's graph shows an alias with its primary's lifetime, as the original's does")
+    func aliasLifetimeInCopiedGraph() {
+        let original = InjectionContainer()
+        original.register(AdvSession.self, lifetime: .singleton) { AdvSession() }.implements((any AdvAuth).self) { $0 }
+        let copy = InjectionContainer(copying: original)
+        let node = copy.dependencyGraph().nodes.first { $0.name == "AdvAuth" }
+        #expect(node?.lifetime == .singleton, "alias node: \(String(describing: node))")
+    }
+
     @Test("register(_:instance:) hands over an existing, non-Sendable object as a singleton")
     func registerInstance() throws {
         let container = InjectionContainer()
