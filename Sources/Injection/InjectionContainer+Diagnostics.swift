@@ -115,10 +115,12 @@ extension InjectionContainer {
         guard !cached.isEmpty, observations.withLock({ $0.reportedStale.insert(type.id).inserted }) else { return }
         let name = names.name(type)
         let holders = cached.map(names.name).sorted().joined(separator: ", ")
+        // A builder's registration takes the model: `register(B.self) { builder in ... }`.
+        let (held, closure) = type.isBuilder ? ("what the old one built", "{ builder in ... }") : ("the old one", "{ ... }")
         InjectionManager.diagnosticsHandler("""
-            Injection: \(name) was registered again while cached instances still hold the old one: \(holders). \
+            Injection: \(name) was registered again while cached instances still hold \(held): \(holders). \
             They keep it until the next reset. Register it inside a reset, so they are rebuilt too: \
-            resetCurrentContainer { register(\(TypeNames.literal(type.type, named: name)).self) { ... } }
+            resetCurrentContainer { register(\(TypeNames.literal(type.type, named: name)).self) \(closure) }
             """)
     }
 

@@ -45,6 +45,14 @@ private final class HandleVersion: HandleVersioned {
     init(_ version: Int) { self.version = version }
 }
 
+private final class StaleCard: Sendable {}
+private struct StaleCardBuilder: Builder, Sendable { typealias BuildResult = StaleCard }
+/// Builds its card in its factory: it holds what the builder registered then built.
+private final class StaleDeck: Sendable {
+    let card: StaleCard
+    init() { card = StaleCardBuilder().build() }
+}
+
 @Suite("Re-registration reports", .serialized)
 struct ReRegistrationReportTests {
     @Test("re-registering a type that cached instances hold is reported once, naming them and the fix")
@@ -118,6 +126,20 @@ struct ReRegistrationReportTests {
             _ = try container.resolve(StaleFeedRepository.self)
             container.register(StaleUserSession.self) { StaleUserSession() }
             #expect(lines.about("StaleUserSession").count == 2, "\(lines.all)")
+        }
+    }
+
+    @Test("re-registering a builder that cached instances built with suggests the builder form of register")
+    func builderReportSuggestsBuilderForm() throws {
+        try withRecordedDiagnostics { lines in
+            let container = InjectionContainer()
+            container.register(StaleCardBuilder.self) { _ in StaleCard() }
+            container.register(StaleDeck.self) { StaleDeck() }
+            _ = try container.resolve(StaleDeck.self)
+            container.register(StaleCardBuilder.self) { _ in StaleCard() }
+            let report = try #require(lines.about("StaleCardBuilder").first)
+            #expect(report.contains("StaleDeck"))
+            #expect(report.contains("resetCurrentContainer { register(StaleCardBuilder.self) { builder in ... } }"))
         }
     }
 
