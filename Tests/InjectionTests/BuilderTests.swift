@@ -245,4 +245,15 @@ struct BuilderTests {
         let built = try await build.value
         #expect(built == "main-actor closure")
     }
+
+    @Test("the graph keeps the edges of every build: a later build with another model may inject more")
+    func builderEdgesFromEveryBuild() throws {
+        let container = InjectionContainer()
+        container.register(TreeBuilder.self) { Tree(builder: $0) }
+        _ = try container.build(TreeBuilder(depth: 0))   // a leaf builds nothing
+        #expect(container.dependencyGraph().edges.isEmpty)
+        _ = try container.build(TreeBuilder(depth: 1))   // a node builds its child
+        let edges = container.dependencyGraph().edges
+        #expect(edges == [.init(from: "TreeBuilder", to: "TreeBuilder")])
+    }
 }
