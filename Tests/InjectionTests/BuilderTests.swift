@@ -58,6 +58,17 @@ struct SwapBuilder: Builder, Sendable {
     typealias BuildResult = String
 }
 
+/// Runs its tasks' jobs on a serial dispatch queue of its own, not the cooperative pool: a test that holds the
+/// main actor still sees such a task run, however busy the pool is with tests waiting for the main actor.
+private final class QueueExecutor: TaskExecutor {
+    private let queue = DispatchQueue(label: "BuilderTests.QueueExecutor")
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        queue.async { job.runSynchronously(on: executor) }
+    }
+}
+
 @Suite("Builders")
 struct BuilderTests {
     @Test("a typed build closure gets the model and makes a new instance on every build")
@@ -237,9 +248,10 @@ struct BuilderTests {
     func buildAsyncReadsTheClosureOnce() async throws {
         let container = InjectionContainer()
         container.register(SwapBuilder.self, isolation: MainActor.shared) { _ in "main-actor closure" }
-        let build = Task.detached { try await container.buildAsync(SwapBuilder()) }
+        let build = Task.detached(executorPreference: QueueExecutor()) { try await container.buildAsync(SwapBuilder()) }
         // This test holds the main actor until the new registration, so the build has read its closure and
-        // waits to hop to the main actor.
+        // waits to hop to the main actor. (The build runs off the cooperative pool, which other tests may
+        // fill with threads that wait for the main actor.)
         #expect(waitUntil { InjectionProbe.holdsBuildClosure(for: SwapBuilder.self, in: container) })
         container.register(SwapBuilder.self) { _ in "plain closure" }
         let built = try await build.value
