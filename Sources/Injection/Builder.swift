@@ -215,11 +215,13 @@ extension InjectionContainer {
     /// let controller = try await container.buildAsync(ProfileVCBuilder(userID: "42"))
     /// ```
     public func buildAsync<Model: Builder & Sendable>(_ builder: Model) async throws(InjectionError) -> Model.BuildResult {
+        // Read once: the closure whose isolation decides where it runs is the one that runs, even if the
+        // builder is registered again while this task hops.
         let closure = try await asyncResolve(AnyType(builder: Model.self)).value(as: (any AnyObject & Sendable).self) as! BuildClosure<Model>
-        guard closure.isMainActor else { return try build(builder, caller: nil) }
+        guard closure.isMainActor else { return try build(builder, with: closure, caller: nil) }
         let made = await MainActor.run { () -> Result<Unchecked<Model.BuildResult>, InjectionError> in
             do throws(InjectionError) {
-                return .success(Unchecked(try self.build(builder, caller: MainActor.shared)))
+                return .success(Unchecked(try self.build(builder, with: closure, caller: MainActor.shared)))
             } catch {
                 return .failure(error)
             }
@@ -257,12 +259,22 @@ extension InjectionContainer {
     /// Runs the build closure registered for `Model` in a frame of the current resolution, like a
     /// transient's factory: what it resolves is part of the chain. A builder may build itself again
     /// (with another model), so its own key is not a cycle; endless recursion ends in `tooDeep`.
-    func build<Model: Builder>(_ model: Model, caller: (any Actor)?) throws(InjectionError) -> Model.BuildResult {
+    ///
+    /// - Parameter read: The closure to run, if the caller read it already (`buildAsync`, which decided
+    ///   where to run by it); `nil`: the one registered now.
+    func build<Model: Builder>(
+        _ model: Model, with read: BuildClosure<Model>? = nil, caller: (any Actor)?
+    ) throws(InjectionError) -> Model.BuildResult {
         let type = AnyType(builder: Model.self)
         let thread = ThreadState.current
         let binding = Binding.current(thread)
-        // Only `registerBuilder` registers a builder's key, always with a `BuildClosure<Model>`.
-        let closure = try resolve(type, as: (any AnyObject & Sendable).self, binding: binding, thread: thread, caller: caller) as! BuildClosure<Model>
+        let closure: BuildClosure<Model>
+        if let read {
+            closure = read
+        } else {
+            // Only `registerBuilder` registers a builder's key, always with a `BuildClosure<Model>`.
+            closure = try resolve(type, as: (any AnyObject & Sendable).self, binding: binding, thread: thread, caller: caller) as! BuildClosure<Model>
+        }
         if closure.isMainActor && !MainActorCheck.isMainActor(caller) {
             throw .wrongIsolation(type, chain: chain(binding?.frame, then: type), names: names)
         }

@@ -115,11 +115,41 @@ extension InjectionContainer {
         guard !cached.isEmpty, observations.withLock({ $0.reportedStale.insert(type.id).inserted }) else { return }
         let name = names.name(type)
         let holders = cached.map(names.name).sorted().joined(separator: ", ")
+        // A builder's registration takes the model: `register(B.self) { builder in ... }`.
+        let (held, closure) = type.isBuilder ? ("what the old one built", "{ builder in ... }") : ("the old one", "{ ... }")
         InjectionManager.diagnosticsHandler("""
-            Injection: \(name) was registered again while cached instances still hold the old one: \(holders). \
+            Injection: \(name) was registered again while cached instances still hold \(held): \(holders). \
             They keep it until the next reset. Register it inside a reset, so they are rebuilt too: \
-            resetCurrentContainer { register(\(TypeNames.literal(type.type, named: name)).self) { ... } }
+            resetCurrentContainer { register(\(TypeNames.literal(type.type, named: name)).self) \(closure) }
             """)
+    }
+
+    /// Tells ``InjectionManager/diagnosticsHandler`` that `call` (as written: `.postConstruction { }`) on a
+    /// handle of `type`'s registration did nothing: `type` was registered again, or unregistered, since the
+    /// `register` call that returned the handle.
+    func reportStaleHandle(of type: AnyType, call: String) {
+        let name = names.name(type)
+        InjectionManager.diagnosticsHandler("""
+            Injection: \(call) on a stale handle of \(name) did nothing: \(name) was registered again, or \
+            unregistered, after the register call that returned the handle. Chain it on the latest register \
+            call: register(\(TypeNames.literal(type.type, named: name)).self) { ... }\(call)
+            """)
+    }
+
+    /// Forgets what was observed of the registrations in `state`, which `removeAll` is about to remove: the
+    /// graph's edges, their `implements` aliases and the types reported stale (an alias recorded in an open
+    /// reset block, not registered yet, stays). Called under the container's lock, which it holds while it
+    /// takes the observations lock: no build of a registration made after the removal can record an edge
+    /// before this forgets them.
+    func forgetObservations(of state: ContainerState) {
+        let removed = Set(state.registrations.values.map(ObjectIdentifier.init))
+        observations.withLock { observations in
+            observations.edges = []
+            observations.reportedStale = []
+            observations.aliases = observations.aliases.filter { _, alias in
+                alias.registration.map { !removed.contains(ObjectIdentifier($0)) } ?? false
+            }
+        }
     }
 
     /// Adds "A needs B" to the graph.

@@ -69,7 +69,8 @@ public final class InjectionContainer: @unchecked Sendable {
     /// let copy = InjectionContainer(copying: InjectionManager.currentContainer)
     /// ```
     /// Registering in, resolving from or resetting either container never affects the other.
-    /// Singletons are rebuilt in the copy on first resolve.
+    /// Singletons are rebuilt in the copy on first resolve. The copy's ``dependencyGraph()`` starts with no
+    /// edges, and shows an `implements` alias with its primary's lifetime, as the original's does.
     public convenience init(copying other: InjectionContainer) {
         self.init(copying: other, verification: nil)
     }
@@ -85,7 +86,18 @@ public final class InjectionContainer: @unchecked Sendable {
         defaultLifetime = other.defaultLifetime
         names = TypeNames(state)
         let registrations = other.state.withLock { $0.registrations }
-        state.withLock { $0 = ContainerState(registrations: registrations) }
+        let copied = state.withLock { state in
+            state = ContainerState(registrations: registrations)
+            return state.registrations
+        }
+        // The `implements` aliases, for the graph: each that is registered stands for its copy.
+        let aliases = other.observations.withLock { $0.aliases }
+        observations.withLock { observations in
+            for (key, alias) in aliases {
+                guard let registration = alias.registration, registrations[key] === registration else { continue }
+                observations.aliases[key] = Observations.Alias(registration: copied[key], primary: alias.primary)
+            }
+        }
     }
 
     // MARK: - Registration
@@ -299,8 +311,12 @@ public final class InjectionContainer: @unchecked Sendable {
                 switch operation {
                 case .reset: evictions.merge(state.reset())
                 case .register(let key, let registration): state.replace(key, with: registration).map { evictions.merge($0) }
+                case .registerWhileCurrent(let key, let registration, let current):
+                    state.replace(key, with: registration, whileCurrent: current).evictions.map { evictions.merge($0) }
                 case .unregister(let key): state.replace(key, with: nil).map { evictions.merge($0) }
-                case .removeAll: evictions.merge(state.removeAll())
+                case .removeAll:
+                    forgetObservations(of: state)
+                    evictions.merge(state.removeAll())
                 }
             }
             return evictions
@@ -314,11 +330,15 @@ public final class InjectionContainer: @unchecked Sendable {
     /// container.isRegistered(API.self)   // false
     /// ```
     /// Evicted instances are told (``InjectionDisposable``) and released as by a reset, outside the lock.
-    /// Inside `resetCurrentContainer { }` it lands with the block, and registrations made after it in the
+    /// The ``dependencyGraph()`` forgets the edges seen so far, and the diagnostics the types it reported:
+    /// both start again from what is registered next. Inside `resetCurrentContainer { }` it lands with the block, and registrations made after it in the
     /// block stay.
     public func removeAll() {
         if let transaction = openTransaction(), transaction.record(.removeAll) { return }
-        apply { $0.removeAll() }
+        apply { state in
+            forgetObservations(of: state)
+            return state.removeAll()
+        }
     }
 
     // MARK: - Internals
@@ -335,16 +355,36 @@ public final class InjectionContainer: @unchecked Sendable {
         return state.withLock { $0.registrations[key] != nil }
     }
 
-    func register(_ registration: Registration) {
+    /// Registers `registration`, in the open reset block if there is one. With `current`, a change through
+    /// a handle of that registration (`InjectionRegistration`): made only while `current` is the registration
+    /// of its key, checked and made in one lock hold; returns `false`, having changed nothing, if it is not.
+    @discardableResult
+    func register(_ registration: Registration, whileCurrent current: Registration? = nil) -> Bool {
         let key = registration.type.id
-        if let transaction = openTransaction(), transaction.record(.register(key, registration)) { return }
-        var evictedAnInstance = false
+        if let transaction = openTransaction() {
+            if let current {
+                // Current is what the block recorded, else what the state holds: read under the container's
+                // lock, then the transaction's (their order). Another key (an alias) registers unconditionally.
+                let operation: Transaction.Operation = key == current.type.id
+                    ? .registerWhileCurrent(key, registration, current: current) : .register(key, registration)
+                let recorded = state.withLock { state in
+                    transaction.record(operation, whileCurrent: current, isCurrentInState: state.registrations[current.type.id] === current)
+                }
+                if let recorded { return recorded }
+            } else if transaction.record(.register(key, registration)) {
+                return true
+            }
+        }
+        var isCurrent = true, evictedAnInstance = false
         apply { state in
-            let evictions = state.replace(key, with: registration)
-            evictedAnInstance = evictions?.replacedAnInstance ?? false
-            return evictions
+            let change = current.map { state.replace(key, with: registration, whileCurrent: $0) }
+                ?? (isCurrent: true, evictions: state.replace(key, with: registration))
+            isCurrent = change.isCurrent
+            evictedAnInstance = change.evictions?.replacedAnInstance ?? false
+            return change.evictions
         }
         if evictedAnInstance { reportStaleDependents(of: registration.type) }
+        return isCurrent
     }
 
     /// The open `resetCurrentContainer { }` of this container that the current code runs inside, if any:

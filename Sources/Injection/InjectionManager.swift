@@ -65,7 +65,9 @@ public enum InjectionManager {
     /// InjectionManager.diagnosticsHandler = { line in logger.warning("\(line)") }
     /// ```
     /// Today it reports registering a type again while cached instances still hold the old one (a
-    /// forgotten `resetCurrentContainer { }` at login), once per type and container; `register` calls it
+    /// forgotten `resetCurrentContainer { }` at login), once per type and container, and each
+    /// `.postConstruction` or `.implements` called on a stale ``InjectionRegistration`` (its type was
+    /// registered again since), which does nothing. The call that found the mistake calls it
     /// synchronously. By default it prints the line to standard error in debug builds and does nothing in
     /// release builds. Tests can install a handler that records.
     public static var diagnosticsHandler: @Sendable (String) -> Void {

@@ -8,6 +8,12 @@
 /// ```
 /// Chain it right after `register`, at launch: each call registers again (the first registers the
 /// other type), so it evicts whatever was built from the registration before it.
+///
+/// A handle acts only while its registration is the current one for its type. Once the type is
+/// registered again (or unregistered), the handle is stale: `.postConstruction` and `.implements` on it
+/// change nothing and report the mistake through ``InjectionManager/diagnosticsHandler``; chain on the
+/// handle the latest `register` returned. (`.postConstruction` returns a new handle, which is then the
+/// current one; `.implements` returns the same handle.)
 public struct InjectionRegistration<Value>: Sendable {
     let container: InjectionContainer
     let registration: Registration
@@ -49,8 +55,11 @@ public struct InjectionRegistration<Value>: Sendable {
                 upcast(try await InjectionManager.currentContainer.asyncResolve(primary).value(as: Value.self))
             })
         }
+        guard container.register(alias, whileCurrent: registration) else {
+            container.reportStaleHandle(of: primary, call: ".implements(\(TypeNames.literal(other, named: container.names.name(of: other))).self) { ... }")
+            return self
+        }
         container.observations.withLock { $0.aliases[alias.type.id] = Observations.Alias(registration: alias, primary: primary.id) }
-        container.register(alias)
         return self
     }
 
@@ -65,7 +74,10 @@ public struct InjectionRegistration<Value>: Sendable {
     @discardableResult
     public func postConstruction(_ body: @escaping @Sendable (Value) throws -> Void) -> Self {
         let chained = registration.adding(postConstruction: body)
-        container.register(chained)
+        guard container.register(chained, whileCurrent: registration) else {
+            container.reportStaleHandle(of: registration.type, call: ".postConstruction { }")
+            return self
+        }
         return InjectionRegistration(container, chained)
     }
 }

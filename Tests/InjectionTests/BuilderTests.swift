@@ -1,5 +1,5 @@
 import Foundation
-import Injection
+@_spi(Testing) import Injection
 import Testing
 
 // Builders: opaque construction from a parameter model (jmfieldman/Inject's `Builder`).
@@ -51,6 +51,22 @@ struct ProfileViewBuilder: Builder, Sendable {
 final class ProfileViewController: ProfileView, MainActorBuildable {
     let userID: String
     init(builder: ProfileViewBuilder) { userID = builder.userID }
+}
+
+/// Builds a string that says which build closure ran.
+struct SwapBuilder: Builder, Sendable {
+    typealias BuildResult = String
+}
+
+/// Runs its tasks' jobs on a serial dispatch queue of its own, not the cooperative pool: a test that holds the
+/// main actor still sees such a task run, however busy the pool is with tests waiting for the main actor.
+private final class QueueExecutor: TaskExecutor {
+    private let queue = DispatchQueue(label: "BuilderTests.QueueExecutor")
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        queue.async { job.runSynchronously(on: executor) }
+    }
 }
 
 @Suite("Builders")
@@ -225,5 +241,31 @@ struct BuilderTests {
         #expect(graph.edges.contains { $0.from == "CardBuilder" && $0.to == "API" })
         container.unregister(builder: CardBuilder.self)
         #expect(!container.isRegistered(builder: CardBuilder.self))
+    }
+
+    @Test("buildAsync runs the closure whose isolation it checked, even if the builder is registered again meanwhile")
+    @MainActor
+    func buildAsyncReadsTheClosureOnce() async throws {
+        let container = InjectionContainer()
+        container.register(SwapBuilder.self, isolation: MainActor.shared) { _ in "main-actor closure" }
+        let build = Task.detached(executorPreference: QueueExecutor()) { try await container.buildAsync(SwapBuilder()) }
+        // This test holds the main actor until the new registration, so the build has read its closure and
+        // waits to hop to the main actor. (The build runs off the cooperative pool, which other tests may
+        // fill with threads that wait for the main actor.)
+        #expect(waitUntil { InjectionProbe.holdsBuildClosure(for: SwapBuilder.self, in: container) })
+        container.register(SwapBuilder.self) { _ in "plain closure" }
+        let built = try await build.value
+        #expect(built == "main-actor closure")
+    }
+
+    @Test("the graph keeps the edges of every build: a later build with another model may inject more")
+    func builderEdgesFromEveryBuild() throws {
+        let container = InjectionContainer()
+        container.register(TreeBuilder.self) { Tree(builder: $0) }
+        _ = try container.build(TreeBuilder(depth: 0))   // a leaf builds nothing
+        #expect(container.dependencyGraph().edges.isEmpty)
+        _ = try container.build(TreeBuilder(depth: 1))   // a node builds its child
+        let edges = container.dependencyGraph().edges
+        #expect(edges == [.init(from: "TreeBuilder", to: "TreeBuilder")])
     }
 }

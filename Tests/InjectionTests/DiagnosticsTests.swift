@@ -18,6 +18,8 @@ private final class Leaf: Sendable {}
 private protocol Missing: Sendable {}
 private protocol AlsoMissing: Sendable {}
 private struct Broken: Error {}
+private protocol Shape: AnyObject, Sendable {}
+private final class Circle: Shape {}
 
 /// Two types that share the short name `Ledger`.
 private enum Payments { final class Ledger: Sendable {} }
@@ -113,6 +115,31 @@ struct DiagnosticsTests {
         #expect(graph.mermaid.hasPrefix("flowchart LR\n"))
         #expect(graph.mermaid.contains("[\"Root<br/>scoped\"]"))
         #expect(graph.mermaid.contains("class n1 missing"))
+    }
+
+    @Test("after removeAll, the graph shows only what was registered and seen since, also in a reset block")
+    func graphAfterRemoveAll() throws {
+        let container = InjectionContainer()
+        container.register(Root.self) { _ = Inject(Gamma.self); return Root() }
+        container.register(Gamma.self) { Gamma() }
+        _ = try container.resolve(Root.self)
+        container.removeAll()
+        container.register(Delta.self) { Delta() }
+        let graph = container.dependencyGraph()
+        #expect(graph.edges.isEmpty)
+        #expect(graph.nodes.map(\.name) == ["Delta"])
+
+        container.register(Root.self) { _ = Inject(Gamma.self); return Root() }
+        container.register(Gamma.self) { Gamma() }
+        _ = try container.resolve(Root.self)
+        container.resetCurrentContainer {
+            container.removeAll()
+            container.register(Delta.self) { Delta() }
+            container.register(Circle.self, lifetime: .singleton) { Circle() }.implements((any Shape).self) { $0 }
+        }
+        let rebuilt = container.dependencyGraph()
+        #expect(rebuilt.edges.isEmpty)
+        #expect(rebuilt.nodes.first { $0.name == "Shape" }?.lifetime == .singleton, "an alias made after removeAll stays one")
     }
 
     @Test("the graph escapes function types for DOT and Mermaid")

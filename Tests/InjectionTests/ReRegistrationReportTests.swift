@@ -38,6 +38,21 @@ private final class AdvSessionHolder: Sendable {
     init(session: AdvSession) { self.session = session }
 }
 
+private protocol HandleVersioned: AnyObject, Sendable {}
+/// Says which registration's factory built it.
+private final class HandleVersion: HandleVersioned {
+    let version: Int
+    init(_ version: Int) { self.version = version }
+}
+
+private final class StaleCard: Sendable {}
+private struct StaleCardBuilder: Builder, Sendable { typealias BuildResult = StaleCard }
+/// Builds its card in its factory: it holds what the builder registered then built.
+private final class StaleDeck: Sendable {
+    let card: StaleCard
+    init() { card = StaleCardBuilder().build() }
+}
+
 @Suite("Re-registration reports", .serialized)
 struct ReRegistrationReportTests {
     @Test("re-registering a type that cached instances hold is reported once, naming them and the fix")
@@ -97,6 +112,68 @@ struct ReRegistrationReportTests {
             #expect(try container.resolve(AdvSession.self) !== holder.session, "stale indeed")
             #expect(lines.all.contains { $0.contains("AdvSession") && $0.contains("AdvSessionHolder") },
                     "the holder keeps the old session alive: \(lines.all)")
+        }
+    }
+
+    @Test("after removeAll, the same mistake with the new registrations is reported again")
+    func reportedAgainAfterRemoveAll() throws {
+        try withRecordedDiagnostics { lines in
+            let container = try containerWithACachedDependent()
+            container.register(StaleUserSession.self) { StaleUserSession() }
+            container.removeAll()
+            container.register(StaleUserSession.self) { StaleUserSession() }
+            container.register(StaleFeedRepository.self) { StaleFeedRepository() }
+            _ = try container.resolve(StaleFeedRepository.self)
+            container.register(StaleUserSession.self) { StaleUserSession() }
+            #expect(lines.about("StaleUserSession").count == 2, "\(lines.all)")
+        }
+    }
+
+    @Test("re-registering a builder that cached instances built with suggests the builder form of register")
+    func builderReportSuggestsBuilderForm() throws {
+        try withRecordedDiagnostics { lines in
+            let container = InjectionContainer()
+            container.register(StaleCardBuilder.self) { _ in StaleCard() }
+            container.register(StaleDeck.self) { StaleDeck() }
+            _ = try container.resolve(StaleDeck.self)
+            container.register(StaleCardBuilder.self) { _ in StaleCard() }
+            let report = try #require(lines.about("StaleCardBuilder").first)
+            #expect(report.contains("StaleDeck"))
+            #expect(report.contains("resetCurrentContainer { register(StaleCardBuilder.self) { builder in ... } }"))
+        }
+    }
+
+    @Test("a stale handle's postConstruction and implements leave the newer registration alone, and are reported")
+    func staleHandleIsReported() throws {
+        try withRecordedDiagnostics { lines in
+            let container = InjectionContainer()
+            let stale = container.register(HandleVersion.self) { HandleVersion(1) }
+            container.register(HandleVersion.self) { HandleVersion(2) }
+            stale.postConstruction { _ in }
+            stale.implements((any HandleVersioned).self) { $0 }
+            let version = try container.resolve(HandleVersion.self).version
+            #expect(version == 2, "the stale handle registered its old factory again")
+            #expect(!container.isRegistered((any HandleVersioned).self))
+            let reports = lines.about("stale handle of HandleVersion")
+            #expect(reports.count == 2, "\(lines.all)")
+            let report = try #require(reports.first)
+            #expect(report.hasPrefix("Injection: .postConstruction { } on a stale handle of HandleVersion did nothing"))
+            #expect(report.contains("Chain it on the latest register call: register(HandleVersion.self) { ... }"))
+        }
+    }
+
+    @Test("inside resetCurrentContainer { }, a handle made stale in the block acts on nothing and is reported")
+    func staleHandleInResetBlockIsReported() throws {
+        try withRecordedDiagnostics { lines in
+            let container = InjectionContainer()
+            let stale = container.register(HandleVersion.self) { HandleVersion(1) }
+            container.resetCurrentContainer {
+                container.register(HandleVersion.self) { HandleVersion(2) }
+                stale.postConstruction { _ in }
+            }
+            let version = try container.resolve(HandleVersion.self).version
+            #expect(version == 2, "the stale handle registered its old factory again")
+            #expect(lines.about("stale handle of HandleVersion").count == 1, "\(lines.all)")
         }
     }
 }

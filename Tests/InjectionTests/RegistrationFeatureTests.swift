@@ -140,6 +140,15 @@ struct RegistrationFeatureTests {
         #expect(node?.lifetime == .singleton, "alias node: \(String(describing: node))")
     }
 
+    @Test("a copied container's graph shows an alias with its primary's lifetime, as the original's does")
+    func aliasLifetimeInCopiedGraph() {
+        let original = InjectionContainer()
+        original.register(AdvSession.self, lifetime: .singleton) { AdvSession() }.implements((any AdvAuth).self) { $0 }
+        let copy = InjectionContainer(copying: original)
+        let node = copy.dependencyGraph().nodes.first { $0.name == "AdvAuth" }
+        #expect(node?.lifetime == .singleton, "alias node: \(String(describing: node))")
+    }
+
     @Test("register(_:instance:) hands over an existing, non-Sendable object as a singleton")
     func registerInstance() throws {
         let container = InjectionContainer()
@@ -215,6 +224,23 @@ struct RegistrationFeatureTests {
         _ = try container.resolve(Plain.self)
         _ = try container.resolve(Plain.self)
         #expect(steps.all == ["parameter", "first", "second"], "each step runs once, in order")
+    }
+
+    @Test("inside resetCurrentContainer { }, steps chain on the latest handle, made in the block or before it")
+    func chainedStepsInResetBlock() throws {
+        let container = InjectionContainer()
+        let steps = Steps()
+        let before = container.register(Plain.self) { Plain() }
+        container.resetCurrentContainer {
+            before.postConstruction { _ in steps.append("before") }
+                .postConstruction { _ in steps.append("before, second") }
+            container.register(LiveSession.self) { LiveSession(disposals: Counter()) }
+                .postConstruction { _ in steps.append("in the block") }
+                .implements((any Auth).self) { $0 }
+        }
+        _ = try container.resolve(Plain.self)
+        _ = try container.resolve((any Auth).self)
+        #expect(steps.all == ["before", "before, second", "in the block"])
     }
 
     @Test("a nil optional is not cached: the factory runs again; a non-nil result is cached")

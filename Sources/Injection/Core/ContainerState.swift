@@ -227,6 +227,17 @@ struct ContainerState {
         return evictions
     }
 
+    /// Registers `registration` for `key` as ``replace(_:with:)`` does, but only while `current` is the
+    /// registration of its own key: a change made through a handle of `current` (`InjectionRegistration`),
+    /// checked and made in one step. `isCurrent` is `false`, and nothing changed, if `current` was replaced
+    /// or unregistered since: the handle is stale.
+    mutating func replace(
+        _ key: TypeID, with registration: Registration, whileCurrent current: Registration
+    ) -> (isCurrent: Bool, evictions: Evictions?) {
+        guard registrations[current.type.id] === current else { return (false, nil) }
+        return (true, replace(key, with: registration))
+    }
+
     /// Unregisters everything: every instance is evicted as by a reset, singletons included, and every
     /// build in progress finishes but caches nothing.
     mutating func removeAll() -> Evictions {

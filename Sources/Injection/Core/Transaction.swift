@@ -3,6 +3,9 @@ final class Transaction: @unchecked Sendable {  // `operations` and `isCommitted
     enum Operation {
         case reset
         case register(TypeID, Registration)
+        /// Registers only if `current` is then the registration of its key: a handle's change that the
+        /// state, not the block, found current when it was recorded.
+        case registerWhileCurrent(TypeID, Registration, current: Registration)
         case unregister(TypeID)
         case removeAll
     }
@@ -49,6 +52,28 @@ final class Transaction: @unchecked Sendable {  // `operations` and `isCommitted
             guard !isCommitted else { return false }
             operations.append(operation)
             return true
+        }
+    }
+
+    /// Appends `operation`, a change through a handle of `current`, if `current` is the registration of its
+    /// key as the operations recorded so far leave it (or, where none decides, as `isCurrentInState` says);
+    /// returns `false` for a stale handle, having recorded nothing, and `nil` once the transaction is
+    /// committed. The caller holds the container's lock, so the state cannot change meanwhile.
+    func record(_ operation: Operation, whileCurrent current: Registration, isCurrentInState: Bool) -> Bool? {
+        let key = current.type.id
+        return lock.withLock {
+            guard !isCommitted else { return nil }
+            var isCurrent = isCurrentInState
+            for recorded in operations.reversed() {
+                switch recorded {
+                case .register(key, let registration), .registerWhileCurrent(key, let registration, _): isCurrent = registration === current
+                case .unregister(key), .removeAll: isCurrent = false
+                default: continue
+                }
+                break
+            }
+            if isCurrent { operations.append(operation) }
+            return isCurrent
         }
     }
 

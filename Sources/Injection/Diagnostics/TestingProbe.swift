@@ -68,6 +68,12 @@
         container.state.withLock { $0.registrations[AnyType(type).id]?.waitable != nil }
     }
 
+    /// Whether `container` holds the build closure registered for `Model`: a build, or `buildAsync`, read it
+    /// since it was registered.
+    public static func holdsBuildClosure<Model: Builder>(for builder: Model.Type, in container: InjectionContainer) -> Bool {
+        container.state.withLock { $0.registrations[AnyType(builder: builder).id]?.cached != nil }
+    }
+
     /// How many registrations of `container` a reset visits: those that held an instance or a build
     /// since the last reset, and are still registered.
     public static func resettableCount(in container: InjectionContainer) -> Int {
