@@ -174,9 +174,11 @@ extension InjectionContainer {
     /// the thread that is about to park.
     func abandon(_ frame: FrameRef, failure: InjectionError) {
         let resolution = frame.resolution
-        state.withLock { state in
-            for key in state.abandonBuilds(of: resolution) { verification?.fail(key, with: failure) }
-            self.state.broadcast()
+        apply { state in
+            let (keys, evictions) = state.abandonBuilds(of: resolution)
+            for key in keys { verification?.fail(key, with: failure) }
+            self.state.broadcast()  // Waiters of builds nobody had a handle for yet claim again too.
+            return evictions
         }
     }
 

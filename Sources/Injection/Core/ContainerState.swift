@@ -268,14 +268,21 @@ struct ContainerState {
     }
 
     /// Abandons the builds `owner` started: its thread will never finish them (`verify()` parks it).
-    /// Returns their keys.
-    mutating func abandonBuilds(of owner: Resolution) -> [TypeID] {
+    /// Returns their keys, and their waiters to wake as a reset's are (`abandoned`, `waiters`).
+    mutating func abandonBuilds(of owner: Resolution) -> (keys: [TypeID], evictions: Evictions) {
+        var evictions = Evictions()
         let keys = registrations.compactMap { key, registration in registration.builder === owner ? key : nil }
         for key in keys {
-            registrations[key]!.builder = nil
-            registrations[key]!.waitable = nil
+            let registration = registrations[key]!
+            if let build = registration.waitable {
+                evictions.abandoned.append(build)
+                evictions.waiters += build.asyncWaiters
+                build.asyncWaiters = []
+            }
+            registration.builder = nil
+            registration.waitable = nil
         }
-        return keys
+        return (keys, evictions)
     }
 
     /// The keys a container's deinit evicts from thread caches.

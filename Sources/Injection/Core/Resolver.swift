@@ -180,7 +180,7 @@ extension InjectionContainer {
                         transaction: transaction, defersPostConstruction: true)
                 }
                 let result = end(resolution, of: outcome, key: key)
-                thread.recycle(resolution.take())
+                thread.recycle(&resolution)
                 return try result.get()
             }
         }

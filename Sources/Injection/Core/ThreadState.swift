@@ -104,10 +104,14 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
 
     /// Keeps `resolution`, which ended, as the spare, if nothing else references it (no build, waiter or
     /// copied frame can tell it from a new one then) and it holds no work.
-    func recycle(_ resolution: consuming Resolution?) {
-        guard spareResolution == nil, var resolution, isKnownUniquelyReferenced(&resolution), resolution.isIdle else { return }
-        spareResolution = resolution
+    /// (`inout`, not `consuming`: a consumed parameter's binding is a second reference in a debug build.)
+    func recycle(_ resolution: inout Resolution?) {
+        guard spareResolution == nil, isKnownUniquelyReferenced(&resolution), resolution!.isIdle else { return }
+        spareResolution = resolution.take()
     }
+
+    /// Whether this thread keeps a finished resolution for its next one (a test probe).
+    var hasSpareResolution: Bool { spareResolution != nil }
 
     /// Runs `body` with `binding` as the thread's binding, then restores the one before.
     @inline(__always)

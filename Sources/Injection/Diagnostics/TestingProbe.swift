@@ -46,6 +46,10 @@
     /// Whether the calling thread has the library's per-thread state (made by its first resolve).
     public static var currentThreadHasState: Bool { ThreadState.current != nil }
 
+    /// Whether the calling thread keeps a finished resolution for its next first resolve (nothing else
+    /// referenced it when it ended).
+    public static var threadKeepsSpareResolution: Bool { ThreadState.current?.takeUnretainedValue().hasSpareResolution ?? false }
+
     /// How many threads' states are alive (each is released when its thread exits).
     public static var liveThreadStates: Int { ThreadState.registeredCount }
 

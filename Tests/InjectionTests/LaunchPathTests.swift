@@ -2,9 +2,9 @@ import Foundation
 @_spi(Testing) import Injection
 import Testing
 
-// Review of the launch-path changes: `Box` stores its value inline (a `ManagedBuffer`), a build's handle is
-// made by its first waiter, a thread reuses its last root `Resolution`, and a registration keeps every
-// factory kind in two words. Each test says which guarantee it proves.
+// The launch path: `Box` stores its value inline (a `ManagedBuffer`), a build's handle is made by its first
+// waiter, a thread reuses its last root `Resolution`, and a registration keeps every factory kind in two
+// words. Each test says which guarantee it proves.
 
 // MARK: - Fixtures
 
@@ -320,7 +320,27 @@ private final class Ping: Sendable { init(_ pong: Pong) {} }
 private final class Pong: Sendable { init(_ ping: Ping) {} }
 
 @Suite("Recycled resolutions")
-struct RecycledResolutionReviewTests {
+struct RecycledResolutionTests {
+    @Test("a thread keeps its finished resolution for its next first resolve, which takes it while it runs")
+    func threadKeepsItsResolution() {
+        let container = InjectionContainer()
+        let takenWhileRunning = Counter()
+        container.register(Leaf.self) { Leaf() }
+        container.register(Other.self) {
+            if !InjectionProbe.threadKeepsSpareResolution { takenWhileRunning.increment() }
+            return Other()
+        }
+        let thread = SizedStackThread()
+        defer { thread.stop() }
+        thread.run {
+            _ = try? container.resolve(Leaf.self)
+            #expect(InjectionProbe.threadKeepsSpareResolution, "nothing else referenced the resolution when it ended")
+            _ = try? container.resolve(Other.self)
+            #expect(takenWhileRunning.value == 1, "Other's resolve ran in the kept resolution")
+            #expect(InjectionProbe.threadKeepsSpareResolution, "and gave it back")
+        }
+    }
+
     @Test("on one thread, a failing deferred postConstruction evicts only its own resolve's instances, and the next resolves run theirs")
     func consecutiveResolvesKeepTheirOwnDeferredWork() throws {
         let container = InjectionContainer()
