@@ -125,6 +125,7 @@ struct ContainerState {
             if registration.lifetime == .weak {
                 registration.weakInstance = instance.object.map { WeakReference($0, type: registration.type) }
             } else {
+                registration.noteDisposal(of: instance)
                 registration.cached = instance
                 completion.cached = true
             }

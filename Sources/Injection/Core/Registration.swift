@@ -66,6 +66,9 @@ struct BoxHeader {
     let type: Any.Type
     /// The value, in the box's own allocation.
     let storage: UnsafeMutableRawPointer
+    /// Whether the container must tell the value it was evicted (`nil`: not known yet). Under the
+    /// container's lock: see ``Registration/noteDisposal(of:)``.
+    var isDisposable: Bool?
 }
 
 /// An instance held by the container, stored inline in one allocation laid out for its type.
@@ -102,6 +105,12 @@ final class Box: ManagedBuffer<BoxHeader, UInt> {  // Immutable once made; not `
             storage.assumingMemoryBound(to: Value.self).deinitialize(count: 1)
         }
         _openExistential(type, do: destroy)
+    }
+
+    /// Whether the container must tell the value it was evicted (see ``BoxHeader/isDisposable``).
+    var isDisposable: Bool? {
+        get { withUnsafeMutablePointerToHeader { $0.pointee.isDisposable } }
+        set { withUnsafeMutablePointerToHeader { $0.pointee.isDisposable = newValue } }
     }
 
     /// The stored value; `Value` must be the type the box was made for.
@@ -360,8 +369,26 @@ final class Registration: @unchecked Sendable {
         return try await held(MakeAsync.self)()
     }
 
+    /// Notes on `instance`, which is being cached, whether it must be told when evicted, if this
+    /// registration already knows for its dynamic type. Under the container's lock.
+    ///
+    /// Asked while the new instance is in the processor's cache, so the eviction (a logout, touching
+    /// every type of the session) reads one flag. Never asks the runtime for a conformance: the first
+    /// check of a type scans every conformance in the process (tens of microseconds on Linux), which
+    /// the first eviction pays, not the launch.
+    func noteDisposal(of instance: Box) {
+        guard ownsInstances else {
+            instance.isDisposable = false
+            return
+        }
+        if disposableType != 0, disposableType == UInt(bitPattern: instance.dynamicType) {
+            instance.isDisposable = isDisposableType
+        }
+    }
+
     /// Whether `instance` should be told it was evicted. Under the container's lock.
     func isDisposable(_ instance: Box) -> Bool {
+        if let known = instance.isDisposable { return known }
         guard ownsInstances else { return false }
         let type = UInt(bitPattern: instance.dynamicType)
         if disposableType != type {
