@@ -238,7 +238,7 @@ struct BuildHandleReviewTests {
         let container = InjectionContainer()
         let runs = Counter(), started = Latch(), release = Latch()
         let register = {
-            container.register(Slow.self) {
+            _ = container.register(Slow.self) {
                 let run = runs.increment()
                 if run == 1 {
                     started.open()
