@@ -117,6 +117,7 @@ struct LeakTests {
 
     @Test("10,000 login/logout cycles through InjectionManager leave no instance behind", .isolatedInjection)
     func loginLogoutThroughInjectionManager() {
+        InjectionManager.currentContainer.tracksEvictedInstances = true  // On by default in debug builds only.
         let live = Counter(), freed = Counter()
         InjectionManager.register(LeakClock.self, lifetime: .singleton) { LoggedIn(user: -1, live: Counter(), freed: Counter()) }
         let refs = WeakRefs()
@@ -185,6 +186,7 @@ struct LeakTests {
 
     @Test("liveInstancesFromPreviousScopes lists evicted instances that are still held", .isolatedInjection)
     func staleInstances() {
+        InjectionManager.currentContainer.tracksEvictedInstances = true  // On by default in debug builds only.
         InjectionManager.register(Session.self) { Session(user: "a") }
         InjectionManager.register((any API).self) { LiveAPI() }
         var leaked: Session? = Inject(Session.self)

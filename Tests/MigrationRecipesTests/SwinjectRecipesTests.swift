@@ -199,6 +199,7 @@ struct SwinjectRecipesTests {
 
     @Test("resetCurrentContainer evicts and disposes the session, keeps singletons")
     func resetObjectScope() {
+        InjectionManager.currentContainer.tracksEvictedInstances = true  // On by default in debug builds only.
         registerChat()
         let socket = Inject(ChatSocket.self), client = Inject(HTTPClient.self)
         logOut()
