@@ -6,19 +6,6 @@ import Testing
 // Async factories: `resolveAsync` and `prepare` build them, a synchronous `Inject()` of one not built yet
 // says how to warm it, failures are not cached, and their errors carry the same chains as synchronous ones.
 
-private protocol Store: AnyObject, Sendable { var serial: Int { get } }
-
-private final class LiveStore: Store {
-    let serial: Int
-    init(serial: Int) { self.serial = serial }
-    /// Opens a store: suspends, like a database open would.
-    static func open(runs: Counter) async -> LiveStore {
-        let serial = runs.increment()
-        await Task.yield()
-        return LiveStore(serial: serial)
-    }
-}
-
 private final class Alpha: Sendable {}
 private final class Beta: Sendable {}
 
@@ -27,13 +14,13 @@ struct AsyncFactoryTests {
     @Test("Inject() of an unbuilt async type explains how to warm it; after prepare it returns the instance")
     func syncResolveOfAsyncFactory() async throws {
         let runs = Counter()
-        InjectionManager.register((any Store).self) { await LiveStore.open(runs: runs) }
-        let error = #expect(throws: InjectionError.self) { try InjectionManager.resolve((any Store).self) }
+        InjectionManager.register((any AsyncStore).self) { await LiveAsyncStore.open(runs: runs) }
+        let error = #expect(throws: InjectionError.self) { try InjectionManager.resolve((any AsyncStore).self) }
         #expect(error?.kind == .asyncFactory)
-        #expect(error?.description.hasPrefix("Injection: Store has an async factory and is not built yet") == true)
-        #expect(error?.description.contains("try await InjectionManager.prepare((any Store).self)") == true)
-        try await InjectionManager.prepare((any Store).self)
-        let store: any Store = Inject()
+        #expect(error?.description.hasPrefix("Injection: AsyncStore has an async factory and is not built yet") == true)
+        #expect(error?.description.contains("try await InjectionManager.prepare((any AsyncStore).self)") == true)
+        try await InjectionManager.prepare((any AsyncStore).self)
+        let store: any AsyncStore = Inject()
         #expect(store.serial == 1)
         #expect(runs.value == 1)
     }
@@ -42,7 +29,7 @@ struct AsyncFactoryTests {
     func asyncDiagnostics() async {
         InjectionManager.register(Alpha.self) { _ = try await InjectionManager.resolveAsync(Beta.self); return Alpha() }
         InjectionManager.register(Beta.self) { _ = try await InjectionManager.resolveAsync(Alpha.self); return Beta() }
-        InjectionManager.register(Detail.self) { _ = try await InjectionManager.resolveAsync((any Store).self); return Detail(id: "") }
+        InjectionManager.register(Detail.self) { _ = try await InjectionManager.resolveAsync((any AsyncStore).self); return Detail(id: "") }
         await #expect {
             try await InjectionManager.resolveAsync(Alpha.self)
         } throws: { error in
@@ -53,7 +40,7 @@ struct AsyncFactoryTests {
             try await InjectionManager.resolveAsync(Detail.self)
         } throws: { error in
             let error = error as? InjectionError
-            return error?.kind == .notRegistered && error?.chain == ["Detail", "Store"]
+            return error?.kind == .notRegistered && error?.chain == ["Detail", "AsyncStore"]
         }
     }
 
@@ -61,12 +48,12 @@ struct AsyncFactoryTests {
     func asyncFailureRetries() async throws {
         struct Offline: Error {}
         let runs = Counter()
-        InjectionManager.register((any Store).self) {
+        InjectionManager.register((any AsyncStore).self) {
             if runs.increment() == 1 { throw Offline() }
-            return LiveStore(serial: runs.value)
+            return LiveAsyncStore(serial: runs.value)
         }
-        await #expect(throws: InjectionError.self) { try await InjectionManager.resolveAsync((any Store).self) }
-        #expect(try await InjectionManager.resolveAsync((any Store).self).serial == 2)
+        await #expect(throws: InjectionError.self) { try await InjectionManager.resolveAsync((any AsyncStore).self) }
+        #expect(try await InjectionManager.resolveAsync((any AsyncStore).self).serial == 2)
     }
 
     @Test("resolveAsync works for synchronous registrations too, with every lifetime")

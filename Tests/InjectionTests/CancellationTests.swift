@@ -6,28 +6,21 @@ import Testing
 // An async construction runs in a task of its own: cancelling a task that waits for it (the first one
 // included) never cancels the construction the others wait for.
 
-private protocol Store: AnyObject, Sendable { var serial: Int { get } }
-
-private final class LiveStore: Store {
-    let serial: Int
-    init(serial: Int) { self.serial = serial }
-}
-
 @Suite("Cancellation", .isolatedInjection)
 struct CancellationTests {
     @Test("cancelling one waiting task does not cancel the construction the others wait for")
     func cancellationDoesNotCancelConstruction() async throws {
         let runs = Counter()
         let gate = AsyncGate()
-        InjectionManager.register((any Store).self) {
+        InjectionManager.register((any AsyncStore).self) {
             await gate.wait()
             #expect(!Task.isCancelled)  // The construction's own task is never cancelled.
-            return LiveStore(serial: runs.increment())
+            return LiveAsyncStore(serial: runs.increment())
         }
         let container = InjectionManager.currentContainer
-        let first = Task { try await container.resolveAsync((any Store).self) }
+        let first = Task { try await container.resolveAsync((any AsyncStore).self) }
         #expect(await gate.started())
-        let second = Task { try await container.resolveAsync((any Store).self) }
+        let second = Task { try await container.resolveAsync((any AsyncStore).self) }
         first.cancel()
         gate.open()
         let secondStore = try await second.value

@@ -6,19 +6,6 @@ import Testing
 // A `.scoped` or `.singleton` instance is built exactly once per scope, however many threads race its first
 // resolve and however many tasks await its async factory: the others wait for that one build.
 
-private protocol Store: AnyObject, Sendable { var serial: Int { get } }
-
-private final class LiveStore: Store {
-    let serial: Int
-    init(serial: Int) { self.serial = serial }
-    /// Opens a store: suspends, like a database open would.
-    static func open(runs: Counter) async -> LiveStore {
-        let serial = runs.increment()
-        await Task.yield()
-        return LiveStore(serial: serial)
-    }
-}
-
 @Suite("Exactly once")
 struct ExactlyOnceTests {
     @Test("8 threads racing the first resolve of a slow scoped factory build it once")
@@ -48,12 +35,12 @@ struct ExactlyOnceTests {
     func asyncExactlyOnce() async throws {
         let runs = Counter(), arrived = Counter(), allArrived = AsyncGate()
         // The construction finishes only once all 100 tasks have asked for the store.
-        InjectionManager.register((any Store).self) { await allArrived.wait(); return await LiveStore.open(runs: runs) }
+        InjectionManager.register((any AsyncStore).self) { await allArrived.wait(); return await LiveAsyncStore.open(runs: runs) }
         let serials = try await withThrowingTaskGroup(of: ObjectIdentifier.self) { group in
             for _ in 0..<100 {
                 group.addTask {
                     if arrived.increment() == 100 { allArrived.open() }
-                    return ObjectIdentifier(try await InjectionManager.resolveAsync((any Store).self))
+                    return ObjectIdentifier(try await InjectionManager.resolveAsync((any AsyncStore).self))
                 }
             }
             return try await group.reduce(into: Set<ObjectIdentifier>()) { $0.insert($1) }

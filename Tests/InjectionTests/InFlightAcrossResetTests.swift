@@ -25,13 +25,6 @@ private func registerChain(in container: InjectionContainer, started: Gate, rele
     }
 }
 
-private protocol Store: AnyObject, Sendable { var serial: Int { get } }
-
-private final class LiveStore: Store {
-    let serial: Int
-    init(serial: Int) { self.serial = serial }
-}
-
 @Suite("In flight across a reset")
 struct InFlightAcrossResetTests {
     @Test("a resolve in flight across a reset never puts its instance in the new scope")
@@ -144,20 +137,20 @@ struct InFlightAcrossResetTests {
     func resetDuringAsyncConstruction() async throws {
         let runs = Counter()
         let gate = AsyncGate()
-        InjectionManager.register((any Store).self) {
+        InjectionManager.register((any AsyncStore).self) {
             let serial = runs.increment()
             if serial == 1 { await gate.wait() }
-            return LiveStore(serial: serial)
+            return LiveAsyncStore(serial: serial)
         }
         let container = InjectionManager.currentContainer
-        let inFlight = Task { try await container.resolveAsync((any Store).self) }
+        let inFlight = Task { try await container.resolveAsync((any AsyncStore).self) }
         #expect(await gate.started())
         container.resetCurrentContainer()
         gate.open()
         #expect(try await inFlight.value.serial == 1)  // Its caller gets it...
-        let next = try await InjectionManager.resolveAsync((any Store).self)
+        let next = try await InjectionManager.resolveAsync((any AsyncStore).self)
         #expect(next.serial == 2)                      // ...but the new scope builds its own.
-        #expect(try await InjectionManager.resolveAsync((any Store).self) === next)
+        #expect(try await InjectionManager.resolveAsync((any AsyncStore).self) === next)
     }
 
     @Test("a resolution that began before a reset never caches what it builds after the reset", .isolatedInjection)

@@ -268,3 +268,17 @@ func withRecordedDiagnostics<Result>(_ body: (DiagnosticLines) throws -> Result)
     defer { InjectionManager.diagnosticsHandler = previous }
     return try body(lines)
 }
+
+/// A service with an async factory, for the async tests.
+protocol AsyncStore: AnyObject, Sendable { var serial: Int { get } }
+
+final class LiveAsyncStore: AsyncStore {
+    let serial: Int
+    init(serial: Int) { self.serial = serial }
+    /// Opens a store: suspends, like a database open would.
+    static func open(runs: Counter) async -> LiveAsyncStore {
+        let serial = runs.increment()
+        await Task.yield()
+        return LiveAsyncStore(serial: serial)
+    }
+}
