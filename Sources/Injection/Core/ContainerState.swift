@@ -66,13 +66,8 @@ struct ContainerState {
         if registration.isMainActor && !isOnMainActor() { return isAsync ? .hop : .fail(.wrongIsolation) }
         // Never block a thread on async work: a synchronous resolve cannot build or wait for it.
         if registration.isAsync && !isAsync { return .fail(.asyncFactory) }
-        if registration.lifetime != .transient, let builder = registration.builder {
-            // The first waiter makes the build's handle; an uncontended build never needs one.
-            if registration.waitable == nil {
-                registration.waitable = Build(owner: builder, container: container, key: key, registration: registration)
-            }
-            return .wait(registration.waitable!)
-        }
+        // The first waiter makes the build's handle; an uncontended build never needs one.
+        if registration.lifetime != .transient, let build = registration.waitableBuild(in: container) { return .wait(build) }
         let epoch = inheritedEpoch ?? self.epoch
         let recordsEdges = registration.recordsEdges && !isAsync
         guard registration.lifetime != .transient else {
@@ -115,18 +110,17 @@ struct ContainerState {
         guard let current = registrations[key], current === registration else { return completion }
         if instance != nil && recordedEdges { registration.recordsEdges = false }
         guard let owner, let builder = registration.builder, builder === owner.takeUnretainedValue() else { return completion }
-        registration.builder = nil
         if let build = registration.waitable {
-            registration.waitable = nil
             swap(&completion.waiters, &build.asyncWaiters)
             completion.woken = build
         }
+        registration.builder = nil
         if let instance, registration.lifetime == .singleton || buildEpoch == epoch {
             if registration.lifetime == .weak {
                 registration.weakInstance = instance.object.map { WeakReference($0, type: registration.type) }
             } else {
-                registration.noteDisposal(of: instance)
                 registration.cached = instance
+                registration.noteDisposal(of: instance)
                 completion.cached = true
             }
             completion.stored = true
@@ -193,7 +187,6 @@ struct ContainerState {
                 build.asyncWaiters = []
             }
             registration.builder = nil
-            registration.waitable = nil
             if registration.isInThreadCaches { threadCacheKeys.append(key) }
             registration.isInThreadCaches = false
         }
@@ -281,7 +274,6 @@ struct ContainerState {
                 build.asyncWaiters = []
             }
             registration.builder = nil
-            registration.waitable = nil
         }
         return (keys, evictions)
     }

@@ -30,6 +30,13 @@ struct AnyType: @unchecked Sendable, Hashable {  // Immutable; `Any.Type` is onl
         isBuilder = true
     }
 
+    /// The type, key or builder `id` stands for.
+    init(_ id: TypeID) {
+        type = unsafeBitCast(id.bits & ~3, to: Any.Type.self)
+        isKey = id.bits & 1 != 0
+        isBuilder = id.bits & 2 != 0
+    }
+
     /// The registration's identity: a key's and a builder's differ from its type's, even for a class
     /// that is all three.
     var id: TypeID { TypeID(type, isKey: isKey, isBuilder: isBuilder) }
@@ -60,69 +67,49 @@ struct TypeID: Hashable, Sendable {
     }
 }
 
-/// Where a ``Box`` keeps its value: after its header, aligned for the value's type.
-struct BoxHeader {
-    /// The stored value's static type (the registered `Value`), for what only it can do: destroy, cast.
-    let type: Any.Type
-    /// The value, in the box's own allocation.
-    let storage: UnsafeMutableRawPointer
-    /// Whether the container must tell the value it was evicted (`nil`: not known yet). Under the
-    /// container's lock: see ``Registration/noteDisposal(of:)``.
-    var isDisposable: Bool?
-}
-
 /// An instance held by the container, stored inline in one allocation laid out for its type.
 ///
 /// Not generic on purpose: reading a generic class's field from unspecialized code needs that class's
 /// metadata (a runtime cache lookup per read), and making one per registered type costs a metadata
-/// instantiation at launch. Reading through `storage` needs nothing; a cache hit is a plain copy. The
-/// value lives in the tail of the object (a `ManagedBuffer`), so a box is one allocation, not two.
-final class Box: ManagedBuffer<BoxHeader, UInt> {  // Immutable once made; not `Sendable` (its superclass is not): `Unchecked` carries it across tasks.
+/// instantiation at launch. The header is the value's static type and nothing else; the value lives in
+/// the tail of the object (a `ManagedBuffer`), aligned for its type, so a box is one allocation of
+/// 16 + 8 bytes plus the value (48 bytes with malloc's rounding for a class instance).
+final class Box: ManagedBuffer<Any.Type, UInt> {  // Immutable once made; not `Sendable` (its superclass is not): `Unchecked` carries it across tasks.
     /// Boxes `value`.
     static func make<Value>(_ value: consuming Value) -> Box {
-        let alignment = MemoryLayout<Value>.alignment
         // The tail is word-aligned; a value aligned more strictly gets room to align it.
-        let slack = alignment > MemoryLayout<UInt>.alignment ? alignment : 0
+        let slack = max(MemoryLayout<Value>.alignment - MemoryLayout<UInt>.alignment, 0)
         let words = (MemoryLayout<Value>.size + slack + MemoryLayout<UInt>.stride - 1) / MemoryLayout<UInt>.stride
-        let box = unsafeDowncast(Box.create(minimumCapacity: words) { buffer in
-            let tail = UnsafeMutableRawPointer(buffer.withUnsafeMutablePointerToElements { $0 })
-            return BoxHeader(type: Value.self, storage: tail.alignedUp(toMultipleOf: alignment))
-        }, to: Box.self)
-        box.storage.initializeMemory(as: Value.self, to: consume value)  // Moved in: no copy, no extra reference count.
+        let box = unsafeDowncast(Box.create(minimumCapacity: words) { _ in Value.self }, to: Box.self)
+        box.storage(of: Value.self).initialize(to: consume value)  // Moved in: no copy, no extra reference count.
         return box
     }
 
     /// The stored value's static type (the registered `Value`).
-    var type: Any.Type { withUnsafeMutablePointerToHeader { $0.pointee.type } }
+    var type: Any.Type { header }
 
-    /// The value, laid out for ``type``.
+    /// The value; `Value` must be the type the box was made for.
     @inline(__always)
-    var storage: UnsafeMutableRawPointer { withUnsafeMutablePointerToHeader { $0.pointee.storage } }
-
-    deinit {
-        let storage = self.storage
-        func destroy<Value>(_: Value.Type) {
-            storage.assumingMemoryBound(to: Value.self).deinitialize(count: 1)
-        }
-        _openExistential(type, do: destroy)
+    func storage<Value>(of _: Value.Type) -> UnsafeMutablePointer<Value> {
+        let tail = UnsafeMutableRawPointer(withUnsafeMutablePointerToElements { $0 })
+        return tail.alignedUp(toMultipleOf: MemoryLayout<Value>.alignment).assumingMemoryBound(to: Value.self)
     }
 
-    /// Whether the container must tell the value it was evicted (see ``BoxHeader/isDisposable``).
-    var isDisposable: Bool? {
-        get { withUnsafeMutablePointerToHeader { $0.pointee.isDisposable } }
-        set { withUnsafeMutablePointerToHeader { $0.pointee.isDisposable = newValue } }
+    deinit {
+        func destroy<Value>(_: Value.Type) { storage(of: Value.self).deinitialize(count: 1) }
+        _openExistential(type, do: destroy)
     }
 
     /// The stored value; `Value` must be the type the box was made for.
     @inline(__always)
     func value<Value>(as _: Value.Type) -> Value {
-        storage.assumingMemoryBound(to: Value.self).pointee
+        storage(of: Value.self).pointee
     }
 
     /// The instance as a class instance (an optional's wrapped one), or `nil` for a value type or `nil`.
     var object: AnyObject? {
         func object<Value>(_: Value.Type) -> AnyObject? {
-            var value: Any = storage.assumingMemoryBound(to: Value.self).pointee
+            var value: Any = storage(of: Value.self).pointee
             if _isOptional(Value.self), let optional = value as? any OptionalType {
                 guard let wrapped = optional.wrapped else { return nil }
                 value = wrapped
@@ -148,7 +135,7 @@ final class Box: ManagedBuffer<BoxHeader, UInt> {  // Immutable once made; not `
         func isNil<Value>(_: Value.Type) -> Bool {
             // The metadata-kind test first: the cast looks up a conformance, which costs far more.
             guard _isOptional(Value.self) else { return false }
-            return (storage.assumingMemoryBound(to: Value.self).pointee as? any OptionalType)?.isNil ?? false
+            return (storage(of: Value.self).pointee as? any OptionalType)?.isNil ?? false
         }
         return _openExistential(type, do: isNil)
     }
@@ -156,7 +143,7 @@ final class Box: ManagedBuffer<BoxHeader, UInt> {  // Immutable once made; not `
     /// The identity of the instance's dynamic type.
     var dynamicType: ObjectIdentifier {
         func dynamicType<Value>(_: Value.Type) -> ObjectIdentifier {
-            ObjectIdentifier(Swift.type(of: storage.assumingMemoryBound(to: Value.self).pointee as Any))
+            ObjectIdentifier(Swift.type(of: storage(of: Value.self).pointee as Any))
         }
         return _openExistential(type, do: dynamicType)
     }
@@ -205,67 +192,142 @@ final class Registration: @unchecked Sendable {
         Unmanaged<Holder<Closure>>.fromOpaque(factoryWords.context!).takeUnretainedValue().closure
     }
 
-    // Stored properties are in an order that leaves little padding: a registration is the largest
-    // object the container keeps per type.
+    // Stored properties are in an order that leaves no padding: a registration is the largest object the
+    // container keeps per type. 16 bytes of object header, 88 of fields: 104, which malloc rounds to 112.
 
     /// The type of the values made: `Value` of the generic initializer.
     let valueType: Any.Type
-    /// Runs the `postConstruction` closure on a built value.
-    let postConstruct: (@Sendable (UnsafeRawPointer) throws -> Void)?
     /// The factory's closure (see ``Kind``) as its two words: a function and its context, which this
     /// registration retains. One field for every kind, so a registration stays small.
     private let factoryWords: (function: UnsafeRawPointer?, context: UnsafeRawPointer?)
+    /// The `postConstruction` closure, if any (rare: held apart, so a registration without one is smaller).
+    private let postConstruction: Holder<PostConstruct>?
+    /// The requested type's identity: the registered type, or the `InjectionKey` type (see ``type``).
+    let id: TypeID
 
     // MARK: The container's state (`ContainerState`'s, under the container's lock)
 
-    /// The cached instance for `.scoped` and `.singleton`.
-    @exclusivity(unchecked) var cached: Box?
-    /// The shared instance for `.weak`, while anyone holds it.
-    @exclusivity(unchecked) var weakInstance: WeakReference?
-    /// The resolution building the instance now, if any.
-    @exclusivity(unchecked) var builder: Resolution?
-    /// The build in progress as its waiters see it: made by the first one (an uncontended build has none).
-    @exclusivity(unchecked) var waitable: Build?
-    /// The dynamic type of the last instance asked about in ``isDisposable(_:)`` (0: none yet), and
-    /// whether it conforms to `InjectionDisposable`: the dynamic cast costs far more than the comparison,
-    /// and every eviction asks.
+    /// The cached instance (a `Box`) for `.scoped` and `.singleton`, or the `WeakReference` to the shared
+    /// one for `.weak`: see ``cached`` and ``weakInstance``.
+    @exclusivity(unchecked) private var instance: AnyObject?
+    /// The build in progress, if any: see ``builder`` and ``waitable``.
+    @exclusivity(unchecked) private var inFlight: InFlight?
+    /// The dynamic type of the last instance asked about in ``isDisposable(_:)`` (0: none yet), with
+    /// bit 0 set if it conforms to `InjectionDisposable`: the dynamic cast costs far more than the
+    /// comparison, and every eviction asks.
     @exclusivity(unchecked) private var disposableType: UInt = 0
 
-    // MARK: The registration, continued
-
-    /// The requested type: the registered type, or the `InjectionKey` type.
-    let type: AnyType
+    /// The file that registered it: messages and the graph name it for a `private` type.
+    let file: StaticString
     let lifetime: InjectionLifetime
     let kind: Kind
+    @exclusivity(unchecked) private var flags: Flags = [.recordsEdges, .ownsInstances]
     /// Where the key is in ``ContainerState``'s resettable list, or -1 if it is not listed (the container's).
     @exclusivity(unchecked) var resettablePosition: Int32 = -1
-    /// The file that registered it: messages and the graph name it for a `private` type. Its 17 bytes
-    /// go after the 4-byte fields and before the 1-byte ones, which fill its tail: 133 bytes in all,
-    /// which malloc rounds to 144 (160 in the order of the fields' roles).
-    let file: StaticString
 
-    // MARK: The container's state, continued
+    /// A build in progress: its owner, until a waiter makes the handle waiters share, which names it.
+    private enum InFlight {
+        case owner(Resolution)
+        case waited(Build)
+    }
+
+    private struct Flags: OptionSet {
+        let rawValue: UInt8
+        static let recordsEdges = Flags(rawValue: 1)
+        static let isInThreadCaches = Flags(rawValue: 2)
+        static let ownsInstances = Flags(rawValue: 4)
+        /// The cached instance's answer to ``isDisposable(_:)`` is known (then ``cachedIsDisposable`` is it).
+        static let cachedDisposalKnown = Flags(rawValue: 8)
+        static let cachedIsDisposable = Flags(rawValue: 16)
+    }
+
+    private subscript(flag: Flags) -> Bool {
+        get { flags.contains(flag) }
+        set { if newValue { flags.insert(flag) } else { flags.remove(flag) } }
+    }
+
+    /// The requested type: the registered type, or the `InjectionKey` type.
+    var type: AnyType { AnyType(id) }
+
+    /// The cached instance for `.scoped` and `.singleton`. Setting it forgets whether it is disposable.
+    var cached: Box? {
+        get { lifetime == .weak ? nil : instance.map { unsafeDowncast($0, to: Box.self) } }
+        set {
+            instance = newValue
+            self[.cachedDisposalKnown] = false
+        }
+    }
+
+    /// The shared instance for `.weak`, while anyone holds it.
+    var weakInstance: WeakReference? {
+        get { lifetime == .weak ? instance.map { unsafeDowncast($0, to: WeakReference.self) } : nil }
+        set { instance = newValue }
+    }
+
+    /// The resolution building the instance now, if any. Setting it ends the build in progress, if any.
+    var builder: Resolution? {
+        get {
+            switch inFlight {
+            case .owner(let owner)?: owner
+            case .waited(let build)?: build.owner
+            case nil: nil
+            }
+        }
+        set { inFlight = newValue.map { .owner($0) } }
+    }
+
+    /// The build in progress as its waiters see it: made by the first one (an uncontended build has none).
+    var waitable: Build? {
+        if case .waited(let build)? = inFlight { build } else { nil }
+    }
+
+    /// The handle of the build in progress, made for the first waiter if need be.
+    func waitableBuild(in container: ObjectIdentifier) -> Build? {
+        switch inFlight {
+        case .owner(let owner)?:
+            let build = Build(owner: owner, container: container, key: id, registration: self)
+            inFlight = .waited(build)
+            return build
+        case .waited(let build)?: return build
+        case nil: return nil
+        }
+    }
 
     /// Whether the next run of the factory records what it resolves, for the graph. Edges are recorded
     /// once per registration (and by `verify()`), so a factory that runs again costs nothing extra.
-    @exclusivity(unchecked) var recordsEdges = true
+    var recordsEdges: Bool {
+        get { self[.recordsEdges] }
+        set { self[.recordsEdges] = newValue }
+    }
+
     /// Whether some thread's cache may hold an entry for this key, which a change must evict.
-    @exclusivity(unchecked) var isInThreadCaches = false
-    @exclusivity(unchecked) private var isDisposableType = false
+    var isInThreadCaches: Bool {
+        get { self[.isInThreadCaches] }
+        set { self[.isInThreadCaches] = newValue }
+    }
+
     /// Whether the instances are the container's to dispose and to track after eviction: not an instance
     /// the caller supplied (`register(_:instance:)`), nor a builder's closure.
-    @exclusivity(unchecked) var ownsInstances = true
+    var ownsInstances: Bool {
+        get { self[.ownsInstances] }
+        set { self[.ownsInstances] = newValue }
+    }
+
+    /// The `postConstruction` closure, run on a built value's box.
+    var postConstruct: PostConstruct? { postConstruction?.closure }
+
+    typealias PostConstruct = @Sendable (Box) throws -> Void
 
     private init(
-        _ type: AnyType, _ valueType: Any.Type, _ lifetime: InjectionLifetime, _ file: StaticString, _ kind: Kind,
-        _ factoryWords: (UnsafeRawPointer?, UnsafeRawPointer?), _ postConstruct: (@Sendable (UnsafeRawPointer) throws -> Void)?
+        _ id: TypeID, _ valueType: Any.Type, _ lifetime: InjectionLifetime, _ file: StaticString, _ kind: Kind,
+        _ factoryWords: (UnsafeRawPointer?, UnsafeRawPointer?), _ postConstruct: PostConstruct?
     ) {
-        self.type = type
+        self.id = id
         self.valueType = valueType
         self.file = file
         self.lifetime = lifetime
         self.kind = kind
-        self.postConstruct = postConstruct
+        self.postConstruction = postConstruct.map(Holder.init)
         self.factoryWords = factoryWords
         if let context = factoryWords.1 { _ = Unmanaged<AnyObject>.fromOpaque(context).retain() }
     }
@@ -283,7 +345,7 @@ final class Registration: @unchecked Sendable {
         _ type: AnyType, lifetime: InjectionLifetime, file: StaticString, factory: @escaping @Sendable () throws -> Value,
         postConstruction: (@Sendable (Value) throws -> Void)?
     ) {
-        self.init(type, Value.self, lifetime, file, .plain, unsafeBitCast(factory, to: (UnsafeRawPointer?, UnsafeRawPointer?).self),
+        self.init(type.id, Value.self, lifetime, file, .plain, unsafeBitCast(factory, to: (UnsafeRawPointer?, UnsafeRawPointer?).self),
                   Self.postConstruct(postConstruction))
     }
 
@@ -296,7 +358,7 @@ final class Registration: @unchecked Sendable {
         // Runs only after a claim saw a main-actor caller; the value stays on the main actor here.
         let make: Make = { Box.make(try MainActor.assumeIsolated { Unchecked(try mainActorFactory()) }.value) }
         let holder = Holder(make)
-        self.init(type, Value.self, lifetime, file, .mainActor, Self.words(holding: holder), Self.postConstruct(postConstruction))
+        self.init(type.id, Value.self, lifetime, file, .mainActor, Self.words(holding: holder), Self.postConstruct(postConstruction))
     }
 
     /// An async factory: only `resolveAsync` and `prepare` run it.
@@ -305,14 +367,14 @@ final class Registration: @unchecked Sendable {
     ) {
         let make: MakeAsync = { Box.make(try await asyncFactory()) }
         let holder = Holder(make)
-        self.init(type, Value.self, lifetime, file, .async, Self.words(holding: holder), nil)
+        self.init(type.id, Value.self, lifetime, file, .async, Self.words(holding: holder), nil)
     }
 
     /// The same registration for another container (`InjectionContainer(copying:)`), with nothing built.
     func copy() -> Registration {
         // A supplied instance is one object shared by every copy: its `postConstruction` ran (or runs) in
         // the container it was registered in, not once more per copy.
-        let copy = Registration(type, valueType, lifetime, file, kind, factoryWords, ownsInstances ? postConstruct : nil)
+        let copy = Registration(id, valueType, lifetime, file, kind, factoryWords, ownsInstances ? postConstruct : nil)
         copy.ownsInstances = ownsInstances
         return copy
     }
@@ -320,25 +382,23 @@ final class Registration: @unchecked Sendable {
     /// The same registration with `postConstruction` run after the ones it has, with nothing built.
     func adding<Value>(postConstruction: @escaping @Sendable (Value) throws -> Void) -> Registration {
         let added = Self.postConstruct(postConstruction)!
-        let chained: @Sendable (UnsafeRawPointer) throws -> Void
+        let chained: PostConstruct
         if let earlier = postConstruct {
-            chained = { storage in
-                try earlier(storage)
-                try added(storage)
+            chained = { box in
+                try earlier(box)
+                try added(box)
             }
         } else {
             chained = added
         }
-        let copy = Registration(type, valueType, lifetime, file, kind, factoryWords, chained)
+        let copy = Registration(id, valueType, lifetime, file, kind, factoryWords, chained)
         copy.ownsInstances = ownsInstances
         return copy
     }
 
-    private static func postConstruct<Value>(
-        _ closure: (@Sendable (Value) throws -> Void)?
-    ) -> (@Sendable (UnsafeRawPointer) throws -> Void)? {
+    private static func postConstruct<Value>(_ closure: (@Sendable (Value) throws -> Void)?) -> PostConstruct? {
         guard let closure else { return nil }
-        return { storage in try closure(storage.assumingMemoryBound(to: Value.self).pointee) }
+        return { box in try closure(box.value(as: Value.self)) }
     }
 
     /// The plain factory's closure. `Value` must be ``valueType`` and the factory ``Factory/plain``.
@@ -369,8 +429,8 @@ final class Registration: @unchecked Sendable {
         return try await held(MakeAsync.self)()
     }
 
-    /// Notes on `instance`, which is being cached, whether it must be told when evicted, if this
-    /// registration already knows for its dynamic type. Under the container's lock.
+    /// Notes on the instance being cached whether it must be told when evicted, if this registration
+    /// already knows for its dynamic type. Under the container's lock, right after setting ``cached``.
     ///
     /// Asked while the new instance is in the processor's cache, so the eviction (a logout, touching
     /// every type of the session) reads one flag. Never asks the runtime for a conformance: the first
@@ -378,24 +438,25 @@ final class Registration: @unchecked Sendable {
     /// the first eviction pays, not the launch.
     func noteDisposal(of instance: Box) {
         guard ownsInstances else {
-            instance.isDisposable = false
+            self[.cachedDisposalKnown] = true
+            self[.cachedIsDisposable] = false
             return
         }
-        if disposableType != 0, disposableType == UInt(bitPattern: instance.dynamicType) {
-            instance.isDisposable = isDisposableType
+        if disposableType != 0, disposableType & ~1 == UInt(bitPattern: instance.dynamicType) {
+            self[.cachedDisposalKnown] = true
+            self[.cachedIsDisposable] = disposableType & 1 != 0
         }
     }
 
-    /// Whether `instance` should be told it was evicted. Under the container's lock.
+    /// Whether the cached `instance` should be told it was evicted. Under the container's lock.
     func isDisposable(_ instance: Box) -> Bool {
-        if let known = instance.isDisposable { return known }
+        if self[.cachedDisposalKnown] { return self[.cachedIsDisposable] }
         guard ownsInstances else { return false }
         let type = UInt(bitPattern: instance.dynamicType)
-        if disposableType != type {
-            disposableType = type
-            isDisposableType = instance.disposable != nil
+        if disposableType & ~1 != type {
+            disposableType = type | (instance.disposable != nil ? 1 : 0)
         }
-        return isDisposableType
+        return disposableType & 1 != 0
     }
 }
 

@@ -27,7 +27,7 @@ extension InjectionContainer {
         let key = requested.id
         switch thread._withUnsafeGuaranteedRef({ $0.beginLookup(container: ObjectIdentifier(self), key: key) }) {
         case .instance(let box)?:
-            let value = box._withUnsafeGuaranteedRef { $0.storage }.assumingMemoryBound(to: Value.self).pointee
+            let value = box._withUnsafeGuaranteedRef { $0.value(as: Value.self) }
             thread._withUnsafeGuaranteedRef { $0.endLookup() }
             return value
         case .factory(let registration)?:
@@ -269,7 +269,7 @@ extension InjectionContainer {
                 thread.bind(Binding(container: .passUnretained(self), frame: .heap(.passUnretained(postFrame)),
                                     transaction: transaction.map { .passUnretained($0) })) {
                     runFactory(registration, in: .heap(.passUnretained(postFrame)), isPostConstruction: true) {
-                        try postConstruct(instance.storage)
+                        try postConstruct(instance)
                         return instance
                     }
                 }

@@ -116,7 +116,6 @@ extension InjectionProbe {
             deinit {
                 for registration in all {
                     registration.builder = nil
-                    registration.waitable = nil
                 }
             }
         }
