@@ -86,7 +86,7 @@ final class Box: ManagedBuffer<Any.Type, UInt> {  // Immutable once made; not `S
     }
 
     /// The stored value's static type (the registered `Value`).
-    var type: Any.Type { header }
+    var type: Any.Type { withUnsafeMutablePointerToHeader { $0.pointee } }  // Not `header`: a class property read checks exclusivity.
 
     /// The value; `Value` must be the type the box was made for.
     @inline(__always)
