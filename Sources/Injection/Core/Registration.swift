@@ -210,8 +210,9 @@ final class Registration: @unchecked Sendable {
     /// The cached instance (a `Box`) for `.scoped` and `.singleton`, or the `WeakReference` to the shared
     /// one for `.weak`: see ``cached`` and ``weakInstance``.
     @exclusivity(unchecked) private var instance: AnyObject?
-    /// The build in progress, if any: see ``builder`` and ``waitable``.
-    @exclusivity(unchecked) private var inFlight: InFlight?
+    /// The build in progress, if any: the `Resolution` that owns it, or (`.waited`) the `Build` its first
+    /// waiter made, which names that owner. See ``builder`` and ``waitable``.
+    @exclusivity(unchecked) private var inFlight: AnyObject?
     /// The dynamic type of the last instance asked about in ``isDisposable(_:)`` (0: none yet), with
     /// bit 0 set if it conforms to `InjectionDisposable`: the dynamic cast costs far more than the
     /// comparison, and every eviction asks.
@@ -225,12 +226,6 @@ final class Registration: @unchecked Sendable {
     /// Where the key is in ``ContainerState``'s resettable list, or -1 if it is not listed (the container's).
     @exclusivity(unchecked) var resettablePosition: Int32 = -1
 
-    /// A build in progress: its owner, until a waiter makes the handle waiters share, which names it.
-    private enum InFlight {
-        case owner(Resolution)
-        case waited(Build)
-    }
-
     private struct Flags: OptionSet {
         let rawValue: UInt8
         static let recordsEdges = Flags(rawValue: 1)
@@ -239,6 +234,8 @@ final class Registration: @unchecked Sendable {
         /// The cached instance's answer to ``isDisposable(_:)`` is known (then ``cachedIsDisposable`` is it).
         static let cachedDisposalKnown = Flags(rawValue: 8)
         static let cachedIsDisposable = Flags(rawValue: 16)
+        /// ``inFlight`` is a `Build` (someone waits), not the owning `Resolution`.
+        static let waited = Flags(rawValue: 32)
     }
 
     private subscript(flag: Flags) -> Bool {
@@ -267,30 +264,28 @@ final class Registration: @unchecked Sendable {
     /// The resolution building the instance now, if any. Setting it ends the build in progress, if any.
     var builder: Resolution? {
         get {
-            switch inFlight {
-            case .owner(let owner)?: owner
-            case .waited(let build)?: build.owner
-            case nil: nil
-            }
+            guard let inFlight else { return nil }
+            return self[.waited] ? unsafeDowncast(inFlight, to: Build.self).owner : unsafeDowncast(inFlight, to: Resolution.self)
         }
-        set { inFlight = newValue.map { .owner($0) } }
+        set {
+            inFlight = newValue
+            self[.waited] = false
+        }
     }
 
     /// The build in progress as its waiters see it: made by the first one (an uncontended build has none).
     var waitable: Build? {
-        if case .waited(let build)? = inFlight { build } else { nil }
+        self[.waited] ? inFlight.map { unsafeDowncast($0, to: Build.self) } : nil
     }
 
     /// The handle of the build in progress, made for the first waiter if need be.
     func waitableBuild(in container: ObjectIdentifier) -> Build? {
-        switch inFlight {
-        case .owner(let owner)?:
-            let build = Build(owner: owner, container: container, key: id, registration: self)
-            inFlight = .waited(build)
-            return build
-        case .waited(let build)?: return build
-        case nil: return nil
-        }
+        guard let inFlight else { return nil }
+        if self[.waited] { return unsafeDowncast(inFlight, to: Build.self) }
+        let build = Build(owner: unsafeDowncast(inFlight, to: Resolution.self), container: container, key: id, registration: self)
+        self.inFlight = build
+        self[.waited] = true
+        return build
     }
 
     /// Whether the next run of the factory records what it resolves, for the graph. Edges are recorded
@@ -327,7 +322,7 @@ final class Registration: @unchecked Sendable {
         self.file = file
         self.lifetime = lifetime
         self.kind = kind
-        self.postConstruction = postConstruct.map(Holder.init)
+        self.postConstruction = if let postConstruct { Holder(postConstruct) } else { nil }
         self.factoryWords = factoryWords
         if let context = factoryWords.1 { _ = Unmanaged<AnyObject>.fromOpaque(context).retain() }
     }
@@ -396,6 +391,7 @@ final class Registration: @unchecked Sendable {
         return copy
     }
 
+    @inline(__always)
     private static func postConstruct<Value>(_ closure: (@Sendable (Value) throws -> Void)?) -> PostConstruct? {
         guard let closure else { return nil }
         return { box in try closure(box.value(as: Value.self)) }
