@@ -33,8 +33,34 @@ private final class PinDisposable: InjectionDisposable, @unchecked Sendable {
     func dispose() { disposals.increment() }
 }
 
+private protocol Connection: AnyObject, Sendable {}
+private final class PlainConnection: Connection {}
+private final class ClosingConnection: Connection, InjectionDisposable {
+    let disposals: Counter
+    init(disposals: Counter) { self.disposals = disposals }
+    func dispose() { disposals.increment() }
+}
+
 @Suite("Eviction and disposal")
 struct EvictionTests {
+    @Test("an optional registration's disposable instance is told even after a non-disposable one of the same registration")
+    func optionalInstancesAreToldByTheirOwnType() throws {
+        // Whether to call dispose() is remembered per dynamic type; an Optional's own type is the same
+        // whichever class it wraps, so the answer must be asked of the wrapped instance.
+        let container = InjectionContainer()
+        let disposals = Counter()
+        let builds = Counter()
+        container.register((any Connection)?.self) { () -> (any Connection)? in
+            builds.increment()
+            return builds.value % 2 == 1 ? PlainConnection() : ClosingConnection(disposals: disposals)
+        }
+        #expect(try container.resolve((any Connection)?.self) is PlainConnection)
+        container.resetCurrentContainer()
+        #expect(try container.resolve((any Connection)?.self) is ClosingConnection)
+        container.resetCurrentContainer()
+        #expect(disposals.value == 1)
+    }
+
     @Test("evicted instances are told once, outside the lock, by reset, unregister and re-registration", .isolatedInjection)
     func disposal() {
         let disposals = Counter()

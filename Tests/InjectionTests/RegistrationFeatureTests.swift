@@ -289,3 +289,51 @@ struct RegistrationFeatureTests {
         }
     }
 }
+
+private final class SharedFlagsService: Sendable {}
+private final class SharedFlagsTransient: Sendable {}
+
+// A registration's immutable parts are read without its container's lock (by a copy of the container,
+// and by a handle adding `postConstruction`) while resolves change its state under the lock: the two
+// must not share memory. These fail under ThreadSanitizer (`swift test --sanitize=thread`) if they do.
+@Suite("Registration state and immutable parts, across threads")
+struct RegistrationSharingTests {
+    @Test("copying a container while it resolves reads only what never changes")
+    func copyingWhileResolving() {
+        let container = InjectionContainer()
+        container.register(SharedFlagsService.self) { SharedFlagsService() }
+        container.register(SharedFlagsTransient.self, lifetime: .transient) { SharedFlagsTransient() }
+        let finished = runOnThreads(2) { index in
+            for _ in 0..<2_000 {
+                if index == 0 {
+                    _ = try? container.resolve(SharedFlagsService.self)    // caches: state changes
+                    _ = try? container.resolve(SharedFlagsTransient.self)  // enters the thread's cache
+                    container.resetCurrentContainer()                      // empties
+                } else {
+                    _ = InjectionContainer(copying: container)             // copies every registration
+                }
+            }
+        }
+        #expect(finished)
+        #expect(InjectionContainer(copying: container).isRegistered(SharedFlagsService.self))
+    }
+
+    @Test("adding postConstruction through a handle while the type resolves reads only what never changes")
+    func addingPostConstructionWhileResolving() throws {
+        let container = InjectionContainer()
+        let handle = container.register(SharedFlagsService.self) { SharedFlagsService() }
+        let finished = runOnThreads(2) { index in
+            if index == 0 {
+                for _ in 0..<2_000 {
+                    _ = try? container.resolve(SharedFlagsService.self)
+                    container.resetCurrentContainer()
+                }
+            } else {
+                var current = handle
+                for _ in 0..<2_000 { current = current.postConstruction { _ in } }
+            }
+        }
+        #expect(finished)
+        _ = try container.resolve(SharedFlagsService.self)
+    }
+}

@@ -244,8 +244,8 @@ extension InjectionContainer {
     func registerBuilder<Model: Builder>(_ closure: BuildClosure<Model>, file: StaticString) {
         // Held as `AnyObject`: a closure returning it captures no generic metadata.
         let held: any AnyObject & Sendable = closure
-        let registration = Registration(AnyType(builder: Model.self), lifetime: .singleton, file: file, factory: { held }, postConstruction: nil)
-        registration.ownsInstances = false  // A closure, not an instance anyone should watch for leaks.
+        let registration = Registration(AnyType(builder: Model.self), lifetime: .singleton, file: file, factory: { held }, postConstruction: nil,
+            ownsInstances: false)  // A closure, not an instance anyone should watch for leaks.
         register(registration)
     }
 

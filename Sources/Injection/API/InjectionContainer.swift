@@ -180,8 +180,8 @@ public final class InjectionContainer: @unchecked Sendable {
         _ type: Value.Type, instance: sending Value, file: StaticString = #fileID
     ) -> InjectionRegistration<Value> {
         let held = Unchecked(instance)
-        let registration = Registration(AnyType(type), lifetime: .singleton, file: file, factory: { held.value }, postConstruction: nil)
-        registration.ownsInstances = false
+        let registration = Registration(AnyType(type), lifetime: .singleton, file: file, factory: { held.value }, postConstruction: nil,
+            ownsInstances: false)
         register(registration)
         return InjectionRegistration(self, registration)
     }
@@ -192,8 +192,8 @@ public final class InjectionContainer: @unchecked Sendable {
         _ key: Key.Type, instance: sending Key.Value, file: StaticString = #fileID
     ) -> InjectionRegistration<Key.Value> {
         let held = Unchecked(instance)
-        let registration = Registration(AnyType(key: key), lifetime: .singleton, file: file, factory: { held.value }, postConstruction: nil)
-        registration.ownsInstances = false
+        let registration = Registration(AnyType(key: key), lifetime: .singleton, file: file, factory: { held.value }, postConstruction: nil,
+            ownsInstances: false)
         register(registration)
         return InjectionRegistration(self, registration)
     }

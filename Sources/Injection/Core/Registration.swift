@@ -140,12 +140,19 @@ final class Box: ManagedBuffer<Any.Type, UInt> {  // Immutable once made; not `S
         return _openExistential(type, do: isNil)
     }
 
-    /// The identity of the instance's dynamic type.
-    var dynamicType: ObjectIdentifier {
-        func dynamicType<Value>(_: Value.Type) -> ObjectIdentifier {
-            ObjectIdentifier(Swift.type(of: storage(of: Value.self).pointee as Any))
+    /// The dynamic type of the class instance (an optional's wrapped one), or `nil` for a value type or `nil`:
+    /// what decides whether the instance is ``InjectionDisposable``.
+    var objectType: ObjectIdentifier? {
+        func objectType<Value>(_: Value.Type) -> ObjectIdentifier? {
+            var value: Any = storage(of: Value.self).pointee
+            if _isOptional(Value.self), let optional = value as? any OptionalType {
+                guard let wrapped = optional.wrapped else { return nil }
+                value = wrapped
+            }
+            let dynamicType = Swift.type(of: value)
+            return dynamicType is AnyClass ? ObjectIdentifier(dynamicType) : nil
         }
-        return _openExistential(type, do: dynamicType)
+        return _openExistential(type, do: objectType)
     }
 }
 
@@ -213,7 +220,7 @@ final class Registration: @unchecked Sendable {
     /// The build in progress, if any: the `Resolution` that owns it, or (`.waited`) the `Build` its first
     /// waiter made, which names that owner. See ``builder`` and ``waitable``.
     @exclusivity(unchecked) private var inFlight: AnyObject?
-    /// The dynamic type of the last instance asked about in ``isDisposable(_:)`` (0: none yet), with
+    /// The class of the last instance asked about in ``isDisposable(_:)`` (0: none yet), with
     /// bit 0 set if it conforms to `InjectionDisposable`: the dynamic cast costs far more than the
     /// comparison, and every eviction asks.
     @exclusivity(unchecked) private var disposableType: UInt = 0
@@ -221,8 +228,11 @@ final class Registration: @unchecked Sendable {
     /// The file that registered it: messages and the graph name it for a `private` type.
     let file: StaticString
     let lifetime: InjectionLifetime
-    let kind: Kind
-    @exclusivity(unchecked) private var flags: Flags = [.recordsEdges, .ownsInstances]
+    /// The ``Kind`` (its raw value in the low bits) and, in ``ownsInstancesBit``, ``ownsInstances``: one
+    /// byte, immutable, so it is read without the lock (a copy of the container reads it) and never
+    /// shares memory with ``flags``, which resolves change under the lock.
+    private let traits: UInt8
+    @exclusivity(unchecked) private var flags: Flags = [.recordsEdges]
     /// Where the key is in ``ContainerState``'s resettable list, or -1 if it is not listed (the container's).
     @exclusivity(unchecked) var resettablePosition: Int32 = -1
 
@@ -230,7 +240,6 @@ final class Registration: @unchecked Sendable {
         let rawValue: UInt8
         static let recordsEdges = Flags(rawValue: 1)
         static let isInThreadCaches = Flags(rawValue: 2)
-        static let ownsInstances = Flags(rawValue: 4)
         /// The cached instance's answer to ``isDisposable(_:)`` is known (then ``cachedIsDisposable`` is it).
         static let cachedDisposalKnown = Flags(rawValue: 8)
         static let cachedIsDisposable = Flags(rawValue: 16)
@@ -301,12 +310,14 @@ final class Registration: @unchecked Sendable {
         set { self[.isInThreadCaches] = newValue }
     }
 
+    private static let ownsInstancesBit: UInt8 = 0x80
+
+    /// Where the factory may run.
+    var kind: Kind { Kind(rawValue: traits & ~Self.ownsInstancesBit).unsafelyUnwrapped }
+
     /// Whether the instances are the container's to dispose and to track after eviction: not an instance
     /// the caller supplied (`register(_:instance:)`), nor a builder's closure.
-    var ownsInstances: Bool {
-        get { self[.ownsInstances] }
-        set { self[.ownsInstances] = newValue }
-    }
+    var ownsInstances: Bool { traits & Self.ownsInstancesBit != 0 }
 
     /// The `postConstruction` closure, run on a built value's box.
     var postConstruct: PostConstruct? { postConstruction?.closure }
@@ -315,13 +326,13 @@ final class Registration: @unchecked Sendable {
 
     private init(
         _ id: TypeID, _ valueType: Any.Type, _ lifetime: InjectionLifetime, _ file: StaticString, _ kind: Kind,
-        _ factoryWords: (UnsafeRawPointer?, UnsafeRawPointer?), _ postConstruct: PostConstruct?
+        _ factoryWords: (UnsafeRawPointer?, UnsafeRawPointer?), _ postConstruct: PostConstruct?, ownsInstances: Bool
     ) {
         self.id = id
         self.valueType = valueType
         self.file = file
         self.lifetime = lifetime
-        self.kind = kind
+        traits = kind.rawValue | (ownsInstances ? Self.ownsInstancesBit : 0)
         self.postConstruction = if let postConstruct { Holder(postConstruct) } else { nil }
         self.factoryWords = factoryWords
         if let context = factoryWords.1 { _ = Unmanaged<AnyObject>.fromOpaque(context).retain() }
@@ -338,10 +349,10 @@ final class Registration: @unchecked Sendable {
     @_semantics("optimize.sil.specialize.generic.never")
     convenience init<Value>(
         _ type: AnyType, lifetime: InjectionLifetime, file: StaticString, factory: @escaping @Sendable () throws -> Value,
-        postConstruction: (@Sendable (Value) throws -> Void)?
+        postConstruction: (@Sendable (Value) throws -> Void)?, ownsInstances: Bool = true
     ) {
         self.init(type.id, Value.self, lifetime, file, .plain, unsafeBitCast(factory, to: (UnsafeRawPointer?, UnsafeRawPointer?).self),
-                  Self.postConstruct(postConstruction))
+                  Self.postConstruct(postConstruction), ownsInstances: ownsInstances)
     }
 
     /// A synchronous factory isolated to the main actor: runs right away on the main thread, refuses
@@ -353,7 +364,7 @@ final class Registration: @unchecked Sendable {
         // Runs only after a claim saw a main-actor caller; the value stays on the main actor here.
         let make: Make = { Box.make(try MainActor.assumeIsolated { Unchecked(try mainActorFactory()) }.value) }
         let holder = Holder(make)
-        self.init(type.id, Value.self, lifetime, file, .mainActor, Self.words(holding: holder), Self.postConstruct(postConstruction))
+        self.init(type.id, Value.self, lifetime, file, .mainActor, Self.words(holding: holder), Self.postConstruct(postConstruction), ownsInstances: true)
     }
 
     /// An async factory: only `resolveAsync` and `prepare` run it.
@@ -362,16 +373,14 @@ final class Registration: @unchecked Sendable {
     ) {
         let make: MakeAsync = { Box.make(try await asyncFactory()) }
         let holder = Holder(make)
-        self.init(type.id, Value.self, lifetime, file, .async, Self.words(holding: holder), nil)
+        self.init(type.id, Value.self, lifetime, file, .async, Self.words(holding: holder), nil, ownsInstances: true)
     }
 
     /// The same registration for another container (`InjectionContainer(copying:)`), with nothing built.
     func copy() -> Registration {
         // A supplied instance is one object shared by every copy: its `postConstruction` ran (or runs) in
         // the container it was registered in, not once more per copy.
-        let copy = Registration(id, valueType, lifetime, file, kind, factoryWords, ownsInstances ? postConstruct : nil)
-        copy.ownsInstances = ownsInstances
-        return copy
+        Registration(id, valueType, lifetime, file, kind, factoryWords, ownsInstances ? postConstruct : nil, ownsInstances: ownsInstances)
     }
 
     /// The same registration with `postConstruction` run after the ones it has, with nothing built.
@@ -386,9 +395,7 @@ final class Registration: @unchecked Sendable {
         } else {
             chained = added
         }
-        let copy = Registration(id, valueType, lifetime, file, kind, factoryWords, chained)
-        copy.ownsInstances = ownsInstances
-        return copy
+        return Registration(id, valueType, lifetime, file, kind, factoryWords, chained, ownsInstances: ownsInstances)
     }
 
     @inline(__always)
@@ -438,7 +445,7 @@ final class Registration: @unchecked Sendable {
             self[.cachedIsDisposable] = false
             return
         }
-        if disposableType != 0, disposableType & ~1 == UInt(bitPattern: instance.dynamicType) {
+        if disposableType != 0, let type = instance.objectType, disposableType & ~1 == UInt(bitPattern: type) {
             self[.cachedDisposalKnown] = true
             self[.cachedIsDisposable] = disposableType & 1 != 0
         }
@@ -447,8 +454,7 @@ final class Registration: @unchecked Sendable {
     /// Whether the cached `instance` should be told it was evicted. Under the container's lock.
     func isDisposable(_ instance: Box) -> Bool {
         if self[.cachedDisposalKnown] { return self[.cachedIsDisposable] }
-        guard ownsInstances else { return false }
-        let type = UInt(bitPattern: instance.dynamicType)
+        guard ownsInstances, let type = instance.objectType.map({ UInt(bitPattern: $0) }) else { return false }
         if disposableType & ~1 != type {
             disposableType = type | (instance.disposable != nil ? 1 : 0)
         }
