@@ -144,6 +144,41 @@ struct LeakTests {
         #expect(InjectionManager.liveInstancesFromPreviousScopes().isEmpty)
     }
 
+    @Test("a released container frees what every thread's cache held of it: instances and transients' registrations")
+    func releasedContainerLeavesNothingInThreadCaches() throws {
+        final class Held: Sendable {}
+        final class Made: Sendable {}
+        weak var instance: Held?
+        weak var transientRegistration: AnyObject?
+        let resolved = DispatchSemaphore(value: 0), release = DispatchSemaphore(value: 0), exited = DispatchSemaphore(value: 0)
+        do {
+            let container = InjectionContainer()
+            container.register(Held.self, lifetime: .singleton) { Held() }
+            container.register(Made.self, lifetime: .transient) { Made() }
+            for _ in 0..<2 { _ = try container.resolve(Made.self) }  // The second comes from this thread's cache.
+            instance = try container.resolve(Held.self)
+            #expect(InjectionProbe.threadCacheEntry(for: Held.self, in: container) == .instance)
+            #expect(InjectionProbe.threadCacheEntry(for: Made.self, in: container) == .factory)
+            transientRegistration = InjectionProbe.registration(for: Made.self, in: container)
+            // A thread that caches them too and outlives the container.
+            onThread { [weak container] in
+                if let container {  // Held only while resolving.
+                    _ = try? container.resolve(Held.self)
+                    for _ in 0..<2 { _ = try? container.resolve(Made.self) }
+                    #expect(InjectionProbe.threadCacheEntry(for: Held.self, in: container) == .instance)
+                }
+                resolved.signal()
+                release.wait()
+                exited.signal()
+            }
+            resolved.wait()
+        }
+        #expect(instance == nil, "a thread's cache kept the released container's instance")
+        #expect(transientRegistration == nil, "a thread's cache kept the released container's registration")
+        release.signal()
+        exited.wait()
+    }
+
     @Test("instances other threads resolved (and cached per thread) are freed by the logout too")
     func threadCachesDoNotKeepEvictedInstances() {
         let container = InjectionContainer()

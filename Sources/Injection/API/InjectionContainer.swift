@@ -57,9 +57,8 @@ public final class InjectionContainer: @unchecked Sendable {
 
     deinit {
         // Thread caches key entries by this container's address, which a new container may reuse.
-        let keys = state.withLock { $0.keysInThreadCaches }
         var released: [AnyObject] = []
-        ThreadState.evict(keys, of: ObjectIdentifier(self), into: &released)
+        ThreadState.forget(ObjectIdentifier(self), into: &released)
         epochWord.deallocate()
     }
 

@@ -278,11 +278,6 @@ struct ContainerState {
         return (keys, evictions)
     }
 
-    /// The keys a container's deinit evicts from thread caches.
-    var keysInThreadCaches: [TypeID] {
-        registrations.compactMap { key, registration in registration.isInThreadCaches ? key : nil }
-    }
-
     /// Lists `registration` for the next reset, unless it is listed or a singleton.
     private mutating func listResettable(_ registration: Registration) {
         guard registration.resettablePosition < 0, registration.lifetime != .singleton else { return }

@@ -140,19 +140,15 @@ final class Box: ManagedBuffer<Any.Type, UInt> {  // Immutable once made; not `S
         return _openExistential(type, do: isNil)
     }
 
-    /// The dynamic type of the class instance (an optional's wrapped one), or `nil` for a value type or `nil`:
-    /// what decides whether the instance is ``InjectionDisposable``.
-    var objectType: ObjectIdentifier? {
-        func objectType<Value>(_: Value.Type) -> ObjectIdentifier? {
-            var value: Any = storage(of: Value.self).pointee
-            if _isOptional(Value.self), let optional = value as? any OptionalType {
-                guard let wrapped = optional.wrapped else { return nil }
-                value = wrapped
-            }
-            let dynamicType = Swift.type(of: value)
-            return dynamicType is AnyClass ? ObjectIdentifier(dynamicType) : nil
+    /// The identity of the instance's dynamic type (an optional's wrapped instance's): what decides
+    /// whether it is ``InjectionDisposable``.
+    var dynamicType: ObjectIdentifier {
+        func dynamicType<Value>(_: Value.Type) -> ObjectIdentifier {
+            let value = storage(of: Value.self).pointee
+            if _isOptional(Value.self), let wrapped = (value as? any OptionalType)?.wrapped { return ObjectIdentifier(Swift.type(of: wrapped)) }
+            return ObjectIdentifier(Swift.type(of: value as Any))
         }
-        return _openExistential(type, do: objectType)
+        return _openExistential(type, do: dynamicType)
     }
 }
 
@@ -313,11 +309,12 @@ final class Registration: @unchecked Sendable {
     private static let ownsInstancesBit: UInt8 = 0x80
 
     /// Where the factory may run.
+    @inline(__always)
     var kind: Kind { Kind(rawValue: traits & ~Self.ownsInstancesBit).unsafelyUnwrapped }
 
     /// Whether the instances are the container's to dispose and to track after eviction: not an instance
     /// the caller supplied (`register(_:instance:)`), nor a builder's closure.
-    var ownsInstances: Bool { traits & Self.ownsInstancesBit != 0 }
+    @inline(__always) var ownsInstances: Bool { traits & Self.ownsInstancesBit != 0 }
 
     /// The `postConstruction` closure, run on a built value's box.
     var postConstruct: PostConstruct? { postConstruction?.closure }
@@ -411,8 +408,8 @@ final class Registration: @unchecked Sendable {
         unsafeBitCast(factoryWords, to: (@Sendable () throws -> Value).self)
     }
 
-    var isMainActor: Bool { kind == .mainActor }
-    var isAsync: Bool { kind == .async }
+    @inline(__always) var isMainActor: Bool { kind == .mainActor }
+    @inline(__always) var isAsync: Bool { kind == .async }
 
     /// Runs a synchronous factory (a main-actor one only on the main actor) and boxes its value.
     func makeBox() throws -> Box {
@@ -445,7 +442,7 @@ final class Registration: @unchecked Sendable {
             self[.cachedIsDisposable] = false
             return
         }
-        if disposableType != 0, let type = instance.objectType, disposableType & ~1 == UInt(bitPattern: type) {
+        if disposableType != 0, disposableType & ~1 == UInt(bitPattern: instance.dynamicType) {
             self[.cachedDisposalKnown] = true
             self[.cachedIsDisposable] = disposableType & 1 != 0
         }
@@ -454,7 +451,8 @@ final class Registration: @unchecked Sendable {
     /// Whether the cached `instance` should be told it was evicted. Under the container's lock.
     func isDisposable(_ instance: Box) -> Bool {
         if self[.cachedDisposalKnown] { return self[.cachedIsDisposable] }
-        guard ownsInstances, let type = instance.objectType.map({ UInt(bitPattern: $0) }) else { return false }
+        guard ownsInstances else { return false }
+        let type = UInt(bitPattern: instance.dynamicType)
         if disposableType & ~1 != type {
             disposableType = type | (instance.disposable != nil ? 1 : 0)
         }

@@ -10,11 +10,12 @@ import _InjectionPlatform
 /// thread touches the binding and the frames.
 ///
 /// ## The instance cache
-/// Each thread has its own table and its own lock. The owning thread takes that lock for every lookup
-/// (uncontended, so its cache line stays on the thread's core); a container that changes takes the
-/// lock of every thread's table to evict the keys that changed, under the container's own lock, so no
-/// thread reads an instance the container no longer holds. An eviction visits only the keys the change
-/// touched: its cost does not depend on what else the tables hold.
+/// Each thread has its own cache, a table per container, and its own lock. The owning thread takes that
+/// lock for every lookup (uncontended, so its cache line stays on the thread's core); a container that
+/// changes takes the lock of every thread's cache to evict the keys that changed, under the container's
+/// own lock, so no thread reads an instance the container no longer holds. An eviction visits only the
+/// keys the change touched, in the tables of that container: its cost does not depend on what else the
+/// caches hold.
 ///
 /// Lock order: a container's lock → `registryLock` → a thread's table lock. Evicted objects are handed
 /// back to be released after every lock is dropped, since releasing can run a `deinit`.
@@ -35,12 +36,13 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
         var low: UInt = 0, size: UInt = 0
         _injection_thread_stack(&low, &size)
         stackLimit = low + Self.stackReserve
-        table = Table(capacity: caches ? 16 : 0)
     }
 
     deinit {
-        for index in 0..<table.capacity { table.entries[index].object?.release() }
-        table.deallocate()
+        for table in tables {
+            table.forEachObject { Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: $0 & ~Table.factoryTag)!).release() }
+            table.deallocate()
+        }
         frames.deallocate()
         lock.deallocate()
     }
@@ -176,18 +178,33 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
 
     /// Removes `keys` of `container` from every thread's cache, adding what they held to `evicted`, to
     /// release once all locks are dropped. Call under the container's lock. Costs a lookup per key per
-    /// thread, whatever else the caches hold.
+    /// thread that holds entries of `container`, whatever else the caches hold.
     static func evict(_ keys: [TypeID], of container: ObjectIdentifier, into evicted: inout [AnyObject]) {
         guard !keys.isEmpty else { return }
-        let containerBits = UInt(bitPattern: container)
         registryLock.withLock {
             for state in registry.values where state.caches {
                 state.lock.withLock {
+                    guard let index = state.tableIndex(of: container) else { return }
+                    var table = state.tables[index]  // Trivial to copy; written back once.
                     for key in keys {
-                        if let object = state.table.remove(containerBits, key.bits), let released = state.retire(object) {
-                            evicted.append(released)
-                        }
+                        if let removed = table.remove(key.bits), let released = state.retire(removed) { evicted.append(released) }
                     }
+                    state.tables[index] = table
+                }
+            }
+        }
+    }
+
+    /// Drops every thread's table of `container`, which is being deinitialized (a new container may reuse
+    /// its address), adding what they held to `evicted`, to release once all locks are dropped.
+    static func forget(_ container: ObjectIdentifier, into evicted: inout [AnyObject]) {
+        registryLock.withLock {
+            for state in registry.values where state.caches {
+                state.lock.withLock {
+                    guard let index = state.tableIndex(of: container) else { return }
+                    let table = state.tables.remove(at: index)
+                    table.forEachObject { if let released = state.retire($0) { evicted.append(released) } }
+                    table.deallocate()
                 }
             }
         }
@@ -204,9 +221,23 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
     }
 
     private let lock = WordLock(padded: true)
-    @exclusivity(unchecked) private var table: Table
-    /// Whether ``insert(_:for:in:)`` caches anything: false for a state lent to an exiting thread.
+    /// The cache: one table per container this thread holds entries of (usually one or two), kept until
+    /// the container is deinitialized. Under `lock`.
+    @exclusivity(unchecked) private var tables: [Table] = []
+    /// Whether ``insert(_:isFactory:for:in:)`` caches anything: false for a state lent to an exiting thread.
     private let caches: Bool
+
+    /// The index of `container`'s table in ``tables``. Under `lock`.
+    @inline(__always)
+    private func tableIndex(of container: ObjectIdentifier) -> Int? {
+        let address = UInt(bitPattern: container)
+        var index = 0
+        while index < tables.count {
+            if tables[index].container == address { return index }
+            index &+= 1
+        }
+        return nil
+    }
 
     /// Takes this thread's table lock and returns its entry for `key` of `container`, if any. The entry
     /// stays valid until ``endLookup()``, which must follow: copy what is needed before.
@@ -216,11 +247,10 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
     @inline(__always)
     func beginLookup(container: ObjectIdentifier, key: TypeID) -> Hit? {
         lock.lock()
-        guard let entry = table.find(UInt(bitPattern: container), key.bits) else { return nil }
-        let object = table.entries[entry].object.unsafelyUnwrapped
-        return table.entries[entry].isFactory
-            ? .factory(Unmanaged.fromOpaque(object.toOpaque()))
-            : .instance(Unmanaged.fromOpaque(object.toOpaque()))
+        guard let index = tableIndex(of: container), let entry = tables[index].find(key.bits) else { return nil }
+        let tagged = tables[index].entries[entry].object
+        let object = UnsafeRawPointer(bitPattern: tagged & ~Table.factoryTag).unsafelyUnwrapped
+        return tagged & Table.factoryTag != 0 ? .factory(Unmanaged.fromOpaque(object)) : .instance(Unmanaged.fromOpaque(object))
     }
 
     /// Ends a ``beginLookup(container:key:)``.
@@ -231,9 +261,13 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
     /// the container's lock; release what it returns (a replaced entry) after unlocking.
     func insert(_ object: AnyObject, isFactory: Bool, for key: TypeID, in container: ObjectIdentifier) -> AnyObject? {
         guard caches else { return nil }
+        let tagged = UInt(bitPattern: Unmanaged.passRetained(object).toOpaque()) | (isFactory ? Table.factoryTag : 0)
         return lock.withLock { () -> AnyObject? in
-            let replaced = table.insert(UInt(bitPattern: container), key.bits, object, isFactory: isFactory)
-            return replaced.flatMap(retire)
+            let index = tableIndex(of: container) ?? {
+                tables.append(Table(container: UInt(bitPattern: container)))
+                return tables.count - 1
+            }()
+            return tables[index].insert(key.bits, tagged).flatMap(retire)
         }
     }
 
@@ -264,87 +298,87 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
         }
     }
 
-    /// Where an evicted entry goes, under `lock`: back to the caller, to release once unlocked, or, for
-    /// a registration while pinned, to ``pinnedEvictions`` (then `nil`).
-    private func retire(_ entry: (object: AnyObject, isFactory: Bool)) -> AnyObject? {
-        guard entry.isFactory && isPinned else { return entry.object }
-        pinnedEvictions.append(entry.object)
+    /// Where an entry's object (retained, tagged) goes once out of the table, under `lock`: back to the
+    /// caller, to release once unlocked, or, for a registration while pinned, to ``pinnedEvictions`` (then `nil`).
+    private func retire(_ tagged: UInt) -> AnyObject? {
+        let object = Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: tagged & ~Table.factoryTag)!).takeRetainedValue()
+        guard tagged & Table.factoryTag != 0 && isPinned else { return object }
+        pinnedEvictions.append(object)
         return nil
     }
 }
 
-/// A thread's cache table: open addressing with linear probing, keyed by container and key, holding a
-/// retained object per entry. Deletion shifts the following entries back, so there are no tombstones.
+/// One container's entries in a thread's cache: open addressing with linear probing, keyed by the key's
+/// bits, holding a retained object per entry. Deletion shifts the following entries back, so there are no
+/// tombstones. Trivial to copy: the thread's state owns the storage.
 private struct Table {
     struct Entry {
-        /// The container's address; its low bit (always clear in an address) says the entry is a factory.
-        var containerAndKind: UInt
         var key: UInt
-        /// A `Box`, or a transient's `Registration`; `nil` for an empty bucket.
-        var object: Unmanaged<AnyObject>?
-
-        var isFactory: Bool { containerAndKind & 1 != 0 }
-        var container: UInt { containerAndKind & ~1 }
+        /// The retained object's address, with ``factoryTag`` set for a transient's `Registration` (else a
+        /// `Box`); 0 for an empty bucket.
+        var object: UInt
     }
 
+    /// Set in ``Entry/object`` for a factory: an object's address is at least word-aligned.
+    static let factoryTag: UInt = 1
+
+    /// The container's address.
+    let container: UInt
     private(set) var entries: UnsafeMutablePointer<Entry>
-    private(set) var capacity: Int
+    private var capacity: Int
     private var count = 0
 
-    init(capacity: Int) {
-        self.capacity = capacity
+    init(container: UInt) {
+        self.container = container
+        capacity = 16
         entries = .allocate(capacity: capacity)
-        entries.initialize(repeating: Entry(containerAndKind: 0, key: 0, object: nil), count: capacity)
+        entries.initialize(repeating: Entry(key: 0, object: 0), count: capacity)
     }
 
     func deallocate() { entries.deallocate() }
 
     @inline(__always)
-    private static func bucket(_ container: UInt, _ key: UInt, _ mask: Int) -> Int {
-        // Fibonacci hashing of the two addresses; the high bits are the best mixed.
-        let mixed = (key ^ (container &<< 7)) &* 0x9E37_79B9_7F4A_7C15
-        return Int(truncatingIfNeeded: mixed &>> 40) & mask
+    private static func bucket(_ key: UInt, _ mask: Int) -> Int {
+        // Fibonacci hashing of the key's address; the high bits are the best mixed.
+        Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) &>> 40) & mask
     }
 
-    /// The index of the entry for `key` of `container`, if there is one.
+    /// The index of the entry for `key`, if there is one.
     @inline(__always)
-    func find(_ container: UInt, _ key: UInt) -> Int? {
-        guard capacity > 0 else { return nil }
+    func find(_ key: UInt) -> Int? {
         let mask = capacity &- 1
-        var index = Self.bucket(container, key, mask)
-        while entries[index].object != nil {
-            if entries[index].key == key && entries[index].container == container { return index }
+        var index = Self.bucket(key, mask)
+        while entries[index].object != 0 {
+            if entries[index].key == key { return index }
             index = (index &+ 1) & mask
         }
         return nil
     }
 
-    /// Stores `object` (retained) for `key` of `container`; returns the entry it replaced.
-    mutating func insert(_ container: UInt, _ key: UInt, _ object: AnyObject, isFactory: Bool) -> (object: AnyObject, isFactory: Bool)? {
-        let entry = Entry(containerAndKind: container | (isFactory ? 1 : 0), key: key, object: .passRetained(object))
-        if let index = find(container, key) {
-            let old = entries[index]
-            entries[index] = entry
-            return (old.object!.takeRetainedValue(), old.isFactory)
+    /// Stores `object` (retained, tagged) for `key`; returns the one it replaced.
+    mutating func insert(_ key: UInt, _ object: UInt) -> UInt? {
+        if let index = find(key) {
+            defer { entries[index].object = object }
+            return entries[index].object
         }
         if (count + 1) * 2 > capacity { grow() }
-        var index = Self.bucket(container, key, capacity - 1)
-        while entries[index].object != nil { index = (index + 1) & (capacity - 1) }
-        entries[index] = entry
+        var index = Self.bucket(key, capacity - 1)
+        while entries[index].object != 0 { index = (index + 1) & (capacity - 1) }
+        entries[index] = Entry(key: key, object: object)
         count += 1
         return nil
     }
 
-    /// Removes the entry for `key` of `container`; returns its object (retained) and kind.
-    mutating func remove(_ container: UInt, _ key: UInt) -> (object: AnyObject, isFactory: Bool)? {
-        guard var hole = find(container, key) else { return nil }
-        let removed = entries[hole]
+    /// Removes the entry for `key`; returns its object (retained, tagged).
+    mutating func remove(_ key: UInt) -> UInt? {
+        guard var hole = find(key) else { return nil }
+        let removed = entries[hole].object
         let mask = capacity - 1
         // Shift back each following entry of the run that may move into the hole (its home bucket is
         // not between the hole and it, cyclically).
         var next = (hole + 1) & mask
-        while entries[next].object != nil {
-            let home = Self.bucket(entries[next].container, entries[next].key, mask)
+        while entries[next].object != 0 {
+            let home = Self.bucket(entries[next].key, mask)
             let distanceToNext = (next - home) & mask, distanceToHole = (hole - home) & mask
             if distanceToHole <= distanceToNext {
                 entries[hole] = entries[next]
@@ -352,19 +386,24 @@ private struct Table {
             }
             next = (next + 1) & mask
         }
-        entries[hole] = Entry(containerAndKind: 0, key: 0, object: nil)
+        entries[hole] = Entry(key: 0, object: 0)
         count -= 1
-        return (removed.object!.takeRetainedValue(), removed.isFactory)
+        return removed
+    }
+
+    /// Calls `body` with each entry's object (retained, tagged).
+    func forEachObject(_ body: (UInt) -> Void) {
+        for index in 0..<capacity where entries[index].object != 0 { body(entries[index].object) }
     }
 
     private mutating func grow() {
         let old = entries, oldCapacity = capacity
-        capacity = max(16, oldCapacity * 2)
+        capacity = oldCapacity * 2
         entries = .allocate(capacity: capacity)
-        entries.initialize(repeating: Entry(containerAndKind: 0, key: 0, object: nil), count: capacity)
-        for index in 0..<oldCapacity where old[index].object != nil {
-            var bucket = Self.bucket(old[index].container, old[index].key, capacity - 1)
-            while entries[bucket].object != nil { bucket = (bucket + 1) & (capacity - 1) }
+        entries.initialize(repeating: Entry(key: 0, object: 0), count: capacity)
+        for index in 0..<oldCapacity where old[index].object != 0 {
+            var bucket = Self.bucket(old[index].key, capacity - 1)
+            while entries[bucket].object != 0 { bucket = (bucket + 1) & (capacity - 1) }
             entries[bucket] = old[index]
         }
         old.deallocate()
