@@ -196,15 +196,14 @@ final class Registration: @unchecked Sendable {
     }
 
     // Stored properties are in an order that leaves no padding: a registration is the largest object the
-    // container keeps per type. 16 bytes of object header, 88 of fields: 104, which malloc rounds to 112.
+    // container keeps per type. 16 bytes of object header, 72 of fields: 88, which malloc rounds to 96.
 
-    /// The type of the values made: `Value` of the generic initializer.
-    let valueType: Any.Type
     /// The factory's closure (see ``Kind``) as its two words: a function and its context, which this
     /// registration retains. One field for every kind, so a registration stays small.
     private let factoryWords: (function: UnsafeRawPointer?, context: UnsafeRawPointer?)
-    /// The `postConstruction` closure, if any (rare: held apart, so a registration without one is smaller).
-    private let postConstruction: Holder<PostConstruct>?
+    /// What few registrations have, held apart so the others are smaller: a `postConstruction` closure,
+    /// and a value type other than the requested type (a key's `Value`, a builder's closure).
+    private let extras: Extras?
     /// The requested type's identity: the registered type, or the `InjectionKey` type (see ``type``).
     let id: TypeID
 
@@ -221,8 +220,9 @@ final class Registration: @unchecked Sendable {
     /// comparison, and every eviction asks.
     @exclusivity(unchecked) private var disposableType: UInt = 0
 
-    /// The file that registered it: messages and the graph name it for a `private` type.
-    let file: StaticString
+    /// The file that registered it: a `#fileID` literal's UTF-8, which the compiler ends with a NUL (one
+    /// word, where `StaticString` takes 17 bytes); `nil` for a literal stored as a single scalar. See ``file``.
+    private let fileStart: UnsafePointer<UInt8>?
     let lifetime: InjectionLifetime
     /// The ``Kind`` (its raw value in the low bits) and, in ``ownsInstancesBit``, ``ownsInstances``: one
     /// byte, immutable, so it is read without the lock (a copy of the container reads it) and never
@@ -317,20 +317,36 @@ final class Registration: @unchecked Sendable {
     @inline(__always) var ownsInstances: Bool { traits & Self.ownsInstancesBit != 0 }
 
     /// The `postConstruction` closure, run on a built value's box.
-    var postConstruct: PostConstruct? { postConstruction?.closure }
+    var postConstruct: PostConstruct? { extras?.postConstruct }
+
+    /// The type of the values made: `Value` of the generic initializer.
+    var valueType: Any.Type { extras?.valueType ?? type.type }
+
+    /// The file that registered it: messages and the graph name it for a `private` type.
+    var file: String { fileStart.map { String(cString: $0) } ?? "an unnamed file" }
+
+    private final class Extras: @unchecked Sendable {  // Immutable.
+        let postConstruct: PostConstruct?
+        /// `nil`: the requested type.
+        let valueType: Any.Type?
+        init(_ postConstruct: PostConstruct?, _ valueType: Any.Type?) {
+            self.postConstruct = postConstruct
+            self.valueType = valueType
+        }
+    }
 
     typealias PostConstruct = @Sendable (Box) throws -> Void
 
     private init(
-        _ id: TypeID, _ valueType: Any.Type, _ lifetime: InjectionLifetime, _ file: StaticString, _ kind: Kind,
+        _ id: TypeID, _ valueType: Any.Type, _ lifetime: InjectionLifetime, _ file: UnsafePointer<UInt8>?, _ kind: Kind,
         _ factoryWords: (UnsafeRawPointer?, UnsafeRawPointer?), _ postConstruct: PostConstruct?, ownsInstances: Bool
     ) {
         self.id = id
-        self.valueType = valueType
-        self.file = file
+        fileStart = file
         self.lifetime = lifetime
         traits = kind.rawValue | (ownsInstances ? Self.ownsInstancesBit : 0)
-        self.postConstruction = if let postConstruct { Holder(postConstruct) } else { nil }
+        let otherValueType = valueType == AnyType(id).type ? nil : valueType
+        extras = postConstruct == nil && otherValueType == nil ? nil : Extras(postConstruct, otherValueType)
         self.factoryWords = factoryWords
         if let context = factoryWords.1 { _ = Unmanaged<AnyObject>.fromOpaque(context).retain() }
     }
@@ -348,7 +364,7 @@ final class Registration: @unchecked Sendable {
         _ type: AnyType, lifetime: InjectionLifetime, file: StaticString, factory: @escaping @Sendable () throws -> Value,
         postConstruction: (@Sendable (Value) throws -> Void)?, ownsInstances: Bool = true
     ) {
-        self.init(type.id, Value.self, lifetime, file, .plain, unsafeBitCast(factory, to: (UnsafeRawPointer?, UnsafeRawPointer?).self),
+        self.init(type.id, Value.self, lifetime, Self.start(of: file), .plain, unsafeBitCast(factory, to: (UnsafeRawPointer?, UnsafeRawPointer?).self),
                   Self.postConstruct(postConstruction), ownsInstances: ownsInstances)
     }
 
@@ -361,7 +377,7 @@ final class Registration: @unchecked Sendable {
         // Runs only after a claim saw a main-actor caller; the value stays on the main actor here.
         let make: Make = { Box.make(try MainActor.assumeIsolated { Unchecked(try mainActorFactory()) }.value) }
         let holder = Holder(make)
-        self.init(type.id, Value.self, lifetime, file, .mainActor, Self.words(holding: holder), Self.postConstruct(postConstruction), ownsInstances: true)
+        self.init(type.id, Value.self, lifetime, Self.start(of: file), .mainActor, Self.words(holding: holder), Self.postConstruct(postConstruction), ownsInstances: true)
     }
 
     /// An async factory: only `resolveAsync` and `prepare` run it.
@@ -370,14 +386,14 @@ final class Registration: @unchecked Sendable {
     ) {
         let make: MakeAsync = { Box.make(try await asyncFactory()) }
         let holder = Holder(make)
-        self.init(type.id, Value.self, lifetime, file, .async, Self.words(holding: holder), nil, ownsInstances: true)
+        self.init(type.id, Value.self, lifetime, Self.start(of: file), .async, Self.words(holding: holder), nil, ownsInstances: true)
     }
 
     /// The same registration for another container (`InjectionContainer(copying:)`), with nothing built.
     func copy() -> Registration {
         // A supplied instance is one object shared by every copy: its `postConstruction` ran (or runs) in
         // the container it was registered in, not once more per copy.
-        Registration(id, valueType, lifetime, file, kind, factoryWords, ownsInstances ? postConstruct : nil, ownsInstances: ownsInstances)
+        Registration(id, valueType, lifetime, fileStart, kind, factoryWords, ownsInstances ? postConstruct : nil, ownsInstances: ownsInstances)
     }
 
     /// The same registration with `postConstruction` run after the ones it has, with nothing built.
@@ -392,7 +408,11 @@ final class Registration: @unchecked Sendable {
         } else {
             chained = added
         }
-        return Registration(id, valueType, lifetime, file, kind, factoryWords, chained, ownsInstances: ownsInstances)
+        return Registration(id, valueType, lifetime, fileStart, kind, factoryWords, chained, ownsInstances: ownsInstances)
+    }
+
+    private static func start(of file: StaticString) -> UnsafePointer<UInt8>? {
+        file.hasPointerRepresentation ? file.utf8Start : nil
     }
 
     @inline(__always)

@@ -14,7 +14,7 @@ final class TypeNames: @unchecked Sendable {  // `cache`: under `lock`.
         /// Short name → the qualified names of the registered types with it.
         var qualifiedNames: [String: [String]]
         /// The file that registered each type.
-        var files: [ObjectIdentifier: StaticString]
+        var files: [ObjectIdentifier: String]
     }
 
     private let state: LockedState<ContainerState>
@@ -33,7 +33,7 @@ final class TypeNames: @unchecked Sendable {  // `cache`: under `lock`.
     func name(of type: Any.Type) -> String {
         let short = Self.readable(String(describing: type)), qualified = Self.readable(String(reflecting: type))
         let cache = current()
-        let others = cache.qualifiedNames[short] ?? [], file = cache.files[ObjectIdentifier(type)].map { "\($0)" }
+        let others = cache.qualifiedNames[short] ?? [], file = cache.files[ObjectIdentifier(type)]
         // Another type with the same readable qualified name: two private types, in different files.
         let twins = others.filter { $0 == qualified }.count - (file == nil ? 0 : 1)
         if twins > 0 { return qualified + " (private, registered in \(file ?? "no file: not registered"))" }
@@ -47,7 +47,7 @@ final class TypeNames: @unchecked Sendable {  // `cache`: under `lock`.
             (state.generation, known?.generation == state.generation ? nil : Array(state.registrations.values))
         }
         if let known, registrations == nil { return known }
-        var files: [ObjectIdentifier: StaticString] = [:]
+        var files: [ObjectIdentifier: String] = [:]
         var names: [String: [String]] = [:]
         for registration in registrations ?? [] {
             // A class registered both as itself and as a key is one type.
