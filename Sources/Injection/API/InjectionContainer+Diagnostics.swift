@@ -79,7 +79,7 @@ extension InjectionContainer {
             state.registrations.values.map { registration -> (AnyType, InjectionLifetime) in
                 if registration.type.isBuilder { return (registration.type, .transient) }
                 // An `implements` alias keeps nothing: it shows its primary's lifetime.
-                if let alias = aliases[registration.type.id], alias.registration === registration,
+                if let alias = aliases[registration.id], alias.registration === registration,
                    let primary = state.registrations[alias.primary] {
                     return (registration.type, primary.lifetime)
                 }

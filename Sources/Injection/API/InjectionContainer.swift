@@ -359,15 +359,15 @@ public final class InjectionContainer: @unchecked Sendable {
     /// of its key, checked and made in one lock hold; returns `false`, having changed nothing, if it is not.
     @discardableResult
     func register(_ registration: Registration, whileCurrent current: Registration? = nil) -> Bool {
-        let key = registration.type.id
+        let key = registration.id
         if let transaction = openTransaction() {
             if let current {
                 // Current is what the block recorded, else what the state holds: read under the container's
                 // lock, then the transaction's (their order). Another key (an alias) registers unconditionally.
-                let operation: Transaction.Operation = key == current.type.id
+                let operation: Transaction.Operation = key == current.id
                     ? .registerWhileCurrent(key, registration, current: current) : .register(key, registration)
                 let recorded = state.withLock { state in
-                    transaction.record(operation, whileCurrent: current, isCurrentInState: state.registrations[current.type.id] === current)
+                    transaction.record(operation, whileCurrent: current, isCurrentInState: state.registrations[current.id] === current)
                 }
                 if let recorded { return recorded }
             } else if transaction.record(.register(key, registration)) {

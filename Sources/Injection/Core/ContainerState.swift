@@ -197,9 +197,11 @@ struct ContainerState {
     mutating func reset() -> Evictions {
         epoch &+= 1
         var evictions = Evictions()
+        evictions.instances.reserveCapacity(resettable.count)  // A logout evicts most of what it lists.
+        evictions.threadCacheKeys.reserveCapacity(resettable.count)
         for registration in resettable {
             registration.resettablePosition = -1
-            evictions.empty(registration, key: registration.type.id)
+            evictions.empty(registration, key: registration.id)
         }
         resettable.removeAll(keepingCapacity: true)
         return evictions
@@ -228,7 +230,7 @@ struct ContainerState {
     mutating func replace(
         _ key: TypeID, with registration: Registration, whileCurrent current: Registration
     ) -> (isCurrent: Bool, evictions: Evictions?) {
-        guard registrations[current.type.id] === current else { return (false, nil) }
+        guard registrations[current.id] === current else { return (false, nil) }
         return (true, replace(key, with: registration))
     }
 

@@ -60,7 +60,7 @@ final class Transaction: @unchecked Sendable {  // `operations` and `isCommitted
     /// returns `false` for a stale handle, having recorded nothing, and `nil` once the transaction is
     /// committed. The caller holds the container's lock, so the state cannot change meanwhile.
     func record(_ operation: Operation, whileCurrent current: Registration, isCurrentInState: Bool) -> Bool? {
-        let key = current.type.id
+        let key = current.id
         return lock.withLock {
             guard !isCommitted else { return nil }
             var isCurrent = isCurrentInState

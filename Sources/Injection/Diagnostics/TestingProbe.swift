@@ -233,7 +233,7 @@ extension InjectionProbe {
 
         /// Whether `build` is still in progress, as a waiter asks when it wakes.
         public func isBuilding(_ build: Build) -> Bool {
-            state.isBuilding(build.registration.type.id, of: build.registration, by: build.owner)
+            state.isBuilding(build.registration.id, of: build.registration, by: build.owner)
         }
 
         private static func changes(_ evictions: ContainerState.Evictions) -> Changes {
