@@ -60,10 +60,11 @@ struct TypeID: Hashable, Sendable {
     /// which mixes every bit into the low ones a table uses) replace the default SipHash: about a hundred
     /// instructions less per lookup, at every register and claim.
     func _rawHashValue(seed: Int) -> Int {
-        var mixed = bits ^ UInt(bitPattern: seed)
+        // In 64 bits on every platform: the constants do not fit a 32-bit `UInt` (watchOS's arm64_32).
+        var mixed = UInt64(truncatingIfNeeded: bits) ^ UInt64(truncatingIfNeeded: seed)
         mixed = (mixed ^ (mixed &>> 30)) &* 0xBF58_476D_1CE4_E5B9
         mixed = (mixed ^ (mixed &>> 27)) &* 0x94D0_49BB_1331_11EB
-        return Int(bitPattern: mixed ^ (mixed &>> 31))
+        return Int(truncatingIfNeeded: mixed ^ (mixed &>> 31))
     }
 }
 

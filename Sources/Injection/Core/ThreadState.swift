@@ -228,15 +228,21 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
     private let caches: Bool
 
     /// The index of `container`'s table in ``tables``. Under `lock`.
+    ///
+    /// A table found further down moves to the front, so the containers in use are found first however
+    /// many others this thread keeps tables of (each test's container, say).
     @inline(__always)
     private func tableIndex(of container: ObjectIdentifier) -> Int? {
         let address = UInt(bitPattern: container)
-        var index = 0
-        while index < tables.count {
-            if tables[index].container == address { return index }
-            index &+= 1
-        }
-        return nil
+        if let first = tables.first, first.container == address { return 0 }
+        return tableIndexMovingToFront(address)
+    }
+
+    @inline(never)
+    private func tableIndexMovingToFront(_ address: UInt) -> Int? {
+        guard let index = tables.firstIndex(where: { $0.container == address }) else { return nil }
+        tables.swapAt(0, index)
+        return 0
     }
 
     /// Takes this thread's table lock and returns its entry for `key` of `container`, if any. The entry
@@ -339,8 +345,8 @@ private struct Table {
 
     @inline(__always)
     private static func bucket(_ key: UInt, _ mask: Int) -> Int {
-        // Fibonacci hashing of the key's address; the high bits are the best mixed.
-        Int(truncatingIfNeeded: (key &* 0x9E37_79B9_7F4A_7C15) &>> 40) & mask
+        // Fibonacci hashing of the key's address, in 64 bits on every platform; the high bits are the best mixed.
+        Int(truncatingIfNeeded: (UInt64(truncatingIfNeeded: key) &* 0x9E37_79B9_7F4A_7C15) &>> 40) & mask
     }
 
     /// The index of the entry for `key`, if there is one.
