@@ -41,6 +41,17 @@ private final class Owner: Sendable {
     init(_ container: InjectionContainer) { self.container = container }
 }
 
+/// Whether freed memory comes back at once, as malloc gives it: AddressSanitizer quarantines freed memory, so
+/// under it no test can provoke address reuse (and the reuse tests check only that nothing stale is seen).
+private func allocatorReusesAddresses() -> Bool {
+    var seen: Set<ObjectIdentifier> = []
+    for _ in 0..<64 {
+        let container = InjectionContainer()  // Freed at the end of each iteration.
+        if !seen.insert(ObjectIdentifier(container)).inserted { return true }
+    }
+    return false
+}
+
 @Suite("Thread cache tables")
 struct ThreadCacheTableTests {
     /// Random register / unregister / resolve / reset on one container with many keys, checked after every
@@ -149,7 +160,7 @@ struct ThreadCacheTableTests {
                 containers.append(container)
             }
         }
-        #expect(seenReuse > 0, "no address was reused: the test did not exercise reuse")
+        #expect(seenReuse > 0 || !allocatorReusesAddresses(), "no address was reused: the test did not exercise reuse")
         print("manyContainers: \(seenReuse) reused")
     }
 
@@ -190,7 +201,7 @@ struct ThreadCacheTableTests {
                     #expect(InjectionProbe.threadCacheEntry(for: Wrapper.self, in: fresh) == .none)
                 }
             }
-            #expect(reused > 0, "kind \(kind): no reuse seen")
+            #expect(reused > 0 || !allocatorReusesAddresses(), "kind \(kind): no reuse seen")
             print("addressReuse kind \(kind): \(reused) reused")
         }
     }
