@@ -1,5 +1,5 @@
 import Foundation
-import Injection
+@_spi(Testing) import Injection
 import InjectionTesting
 import Testing
 
@@ -25,8 +25,39 @@ private func registerChain(in container: InjectionContainer, started: Gate, rele
     }
 }
 
+private final class SlowPart: Sendable {}
+private final class WeakCell: @unchecked Sendable {  // Written before `done` opens, read after.
+    weak var object: AnyObject?
+}
+
 @Suite("In flight across a reset")
 struct InFlightAcrossResetTests {
+    @Test("a build whose registration is replaced while it runs caches nothing: the old registration and its instance go")
+    func replacedWhileBuildingCachesNothing() throws {
+        let container = InjectionContainer()
+        let started = Gate(), release = Gate(), done = Gate()
+        container.register(SlowPart.self) {
+            started.open()
+            release.wait()
+            return SlowPart()
+        }
+        let oldRegistration = WeakCell(), built = WeakCell()
+        oldRegistration.object = InjectionProbe.registration(for: SlowPart.self, in: container)
+        onThread {
+            built.object = try? container.resolve(SlowPart.self)  // Handed to its caller, who drops it.
+            done.open()
+        }
+        #expect(started.wait())
+        container.register(SlowPart.self) { SlowPart() }
+        release.open()
+        #expect(done.wait())
+        #expect(built.object == nil, "the replaced registration's build was cached")
+        #expect(oldRegistration.object == nil, "something still holds the replaced registration")
+        #expect(InjectionProbe.threadCacheEntry(for: SlowPart.self, in: container) == .none)
+        _ = try container.resolve(SlowPart.self)
+        #expect(InjectionProbe.threadCacheEntry(for: SlowPart.self, in: container) == .instance)
+    }
+
     @Test("a resolve in flight across a reset never puts its instance in the new scope")
     func inFlightResolveAcrossReset() throws {
         let container = InjectionContainer()

@@ -20,7 +20,11 @@ struct ContainerState {
 
     /// A state with `registrations` and nothing built.
     init(registrations: [TypeID: Registration]) {
-        self.registrations = registrations.mapValues { $0.copy() }
+        self.registrations = registrations.mapValues { registration in
+            let copy = registration.copy()
+            copy.isRegistered = true
+            return copy
+        }
     }
 
 
@@ -107,7 +111,7 @@ struct ContainerState {
         instance: Box?, recordedEdges: Bool
     ) -> Completion {
         var completion = Completion()
-        guard let current = registrations[key], current === registration else { return completion }
+        guard registration.isRegistered else { return completion }
         if instance != nil && recordedEdges { registration.recordsEdges = false }
         guard let owner, let builder = registration.builder, builder === owner.takeUnretainedValue() else { return completion }
         if let build = registration.waitable {
@@ -131,12 +135,12 @@ struct ContainerState {
 
     /// Whether `build` is still in progress (a waiter keeps waiting) or was finished or abandoned.
     func isBuilding(_ build: Build) -> Bool {
-        registrations[build.key]?.waitable === build
+        build.registration.isRegistered && build.registration.waitable === build
     }
 
     /// Whether the build `owner` claimed for `key` of `registration` is still in progress.
     func isBuilding(_ key: TypeID, of registration: Registration, by owner: Resolution) -> Bool {
-        registrations[key] === registration && registration.builder === owner
+        registration.isRegistered && registration.builder === owner
     }
 
     /// Notes that the calling thread's cache now holds an entry for `registration`, which the last
@@ -212,9 +216,10 @@ struct ContainerState {
     /// `nil` if `key` was not registered: nothing to carry out (the common case at launch).
     mutating func replace(_ key: TypeID, with registration: Registration?) -> Evictions? {
         generation &+= 1
-        guard let old = registration.map({ registrations.updateValue($0, forKey: key) }) ?? registrations.removeValue(forKey: key) else {
-            return nil
-        }
+        let replaced = registration.map({ registrations.updateValue($0, forKey: key) }) ?? registrations.removeValue(forKey: key)
+        replaced?.isRegistered = false
+        registration?.isRegistered = true
+        guard let old = replaced else { return nil }
         var evictions = Evictions()
         if old.resettablePosition >= 0 { unlistResettable(at: Int(old.resettablePosition)) }
         evictions.replacedAnInstance = old.cached != nil || old.weakInstance?.object != nil
@@ -241,6 +246,7 @@ struct ContainerState {
         epoch &+= 1
         generation &+= 1
         for (key, registration) in registrations {
+            registration.isRegistered = false
             evictions.empty(registration, key: key)
             evictions.released.append(registration)
         }

@@ -242,6 +242,8 @@ final class Registration: @unchecked Sendable {
         static let cachedIsDisposable = Flags(rawValue: 16)
         /// ``inFlight`` is a `Build` (someone waits), not the owning `Resolution`.
         static let waited = Flags(rawValue: 32)
+        /// The registration is its container's current one for its key.
+        static let isRegistered = Flags(rawValue: 64)
     }
 
     private subscript(flag: Flags) -> Bool {
@@ -299,6 +301,13 @@ final class Registration: @unchecked Sendable {
     var recordsEdges: Bool {
         get { self[.recordsEdges] }
         set { self[.recordsEdges] = newValue }
+    }
+
+    /// Whether this is its container's current registration for its key: what a completing build checks,
+    /// without a lookup. Set and cleared by ``ContainerState`` as it adds and removes the registration.
+    var isRegistered: Bool {
+        get { self[.isRegistered] }
+        set { self[.isRegistered] = newValue }
     }
 
     /// Whether some thread's cache may hold an entry for this key, which a change must evict.
