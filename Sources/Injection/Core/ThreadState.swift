@@ -168,6 +168,15 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
         return try withExtendedLifetime(lent) { () throws(Failure) -> Result in try body(lent) }
     }
 
+    /// How many live threads' caches hold an entry for `key` of `container` (a test probe).
+    static func threadsCaching(_ key: TypeID, of container: ObjectIdentifier) -> Int {
+        registryLock.withLock {
+            registry.values.reduce(0) { count, state in
+                count + state.lock.withLock { state.tableIndex(of: container).flatMap { state.tables[$0].find(key.bits) } == nil ? 0 : 1 }
+            }
+        }
+    }
+
     /// Number of live thread states (a test probe).
     static var registeredCount: Int { registryLock.withLock { registry.count } }
 

@@ -50,6 +50,12 @@
     /// referenced it when it ended).
     public static var threadKeepsSpareResolution: Bool { ThreadState.current?.takeUnretainedValue().hasSpareResolution ?? false }
 
+    /// How many live threads' caches hold an entry for `type` (not a key) of `container`: a thread that
+    /// exits stops counting once its state is released.
+    public static func threadsCaching(_ type: Any.Type, in container: InjectionContainer) -> Int {
+        ThreadState.threadsCaching(AnyType(type).id, of: ObjectIdentifier(container))
+    }
+
     /// How many threads' states are alive (each is released when its thread exits).
     public static var liveThreadStates: Int { ThreadState.registeredCount }
 
