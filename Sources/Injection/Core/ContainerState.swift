@@ -101,13 +101,13 @@ struct ContainerState {
         var wakes: Bool { woken != nil }
     }
 
-    /// Ends a run of `registration`'s factory for `key` that made `instance` (`nil` if it failed), in a
+    /// Ends a run of `registration`'s factory that made `instance` (`nil` if it failed), in a
     /// frame of `epoch`, and the build `owner` claimed for a cached lifetime. The instance is cached only
     /// if the build is still current: not abandoned (its registration was not replaced, nor reset), and
     /// (but for a singleton) no reset happened since its resolution started. Waiters of an abandoned build
     /// were woken when it was abandoned.
     mutating func complete(
-        _ key: TypeID, _ registration: Registration, owner: Unmanaged<Resolution>?, epoch buildEpoch: UInt64,
+        _ registration: Registration, owner: Unmanaged<Resolution>?, epoch buildEpoch: UInt64,
         instance: Box?, recordedEdges: Bool
     ) -> Completion {
         var completion = Completion()
@@ -138,8 +138,8 @@ struct ContainerState {
         build.registration.isRegistered && build.registration.waitable === build
     }
 
-    /// Whether the build `owner` claimed for `key` of `registration` is still in progress.
-    func isBuilding(_ key: TypeID, of registration: Registration, by owner: Resolution) -> Bool {
+    /// Whether the build `owner` claimed for `registration` is still in progress.
+    func isBuilding(_ registration: Registration, by owner: Resolution) -> Bool {
         registration.isRegistered && registration.builder === owner
     }
 

@@ -238,12 +238,12 @@ final class Registration: @unchecked Sendable {
         static let recordsEdges = Flags(rawValue: 1)
         static let isInThreadCaches = Flags(rawValue: 2)
         /// The cached instance's answer to ``isDisposable(_:)`` is known (then ``cachedIsDisposable`` is it).
-        static let cachedDisposalKnown = Flags(rawValue: 8)
-        static let cachedIsDisposable = Flags(rawValue: 16)
+        static let cachedDisposalKnown = Flags(rawValue: 4)
+        static let cachedIsDisposable = Flags(rawValue: 8)
         /// ``inFlight`` is a `Build` (someone waits), not the owning `Resolution`.
-        static let waited = Flags(rawValue: 32)
+        static let waited = Flags(rawValue: 16)
         /// The registration is its container's current one for its key.
-        static let isRegistered = Flags(rawValue: 64)
+        static let isRegistered = Flags(rawValue: 32)
     }
 
     private subscript(flag: Flags) -> Bool {

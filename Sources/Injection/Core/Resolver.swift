@@ -243,7 +243,7 @@ extension InjectionContainer {
         defer { _ = replaced }
         let completion = state.withLock { state in
             let completion = state.complete(
-                key, registration, owner: owner, epoch: epoch, instance: cacheable ? instance : nil,
+                registration, owner: owner, epoch: epoch, instance: cacheable ? instance : nil,
                 recordedEdges: frame.recordsEdges)
             if completion.cached, let thread, let instance {
                 replaced = thread.insert(instance, isFactory: false, for: key, in: ObjectIdentifier(self))

@@ -222,7 +222,7 @@ extension InjectionProbe {
             let key = AnyType(type).id
             guard let registration = build?.registration ?? registrations[key] else { return (false, false) }
             let completion = state.complete(
-                key, registration, owner: build.map { .passUnretained($0.owner) }, epoch: build?.epoch ?? state.epoch,
+                registration, owner: build.map { .passUnretained($0.owner) }, epoch: build?.epoch ?? state.epoch,
                 instance: succeeding ? Box.make(Instance()) : nil, recordedEdges: recordedEdges)
             return (completion.cached, completion.wakes)
         }
@@ -239,7 +239,7 @@ extension InjectionProbe {
 
         /// Whether `build` is still in progress, as a waiter asks when it wakes.
         public func isBuilding(_ build: Build) -> Bool {
-            state.isBuilding(build.registration.id, of: build.registration, by: build.owner)
+            state.isBuilding(build.registration, by: build.owner)
         }
 
         private static func changes(_ evictions: ContainerState.Evictions) -> Changes {
