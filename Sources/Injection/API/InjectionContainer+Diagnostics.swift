@@ -103,7 +103,7 @@ extension InjectionContainer {
                 for edge in edges where edge.to == reached && !seen.contains(edge.from) {
                     seen.insert(edge.from)
                     guard let registration = state.registrations[edge.from.id] else { continue }
-                    if registration.cached != nil || registration.weakInstance?.object != nil {
+                    if registration.lifetime == .weak ? registration.weakInstance?.object != nil : registration.hasInstance {
                         holders.append(edge.from)
                     } else if registration.lifetime == .transient {
                         frontier.append(edge.from)
@@ -162,7 +162,7 @@ extension InjectionContainer {
     func remember(_ evicted: [ContainerState.Evicted]) {
         guard !evicted.isEmpty, observations.withLock({ $0.tracksEvictions }) else { return }
         let retiring = evicted.compactMap { evicted in
-            evicted.isTracked ? evicted.instance.object.map { WeakReference($0, type: evicted.type) } : nil
+            evicted.isTracked ? Instance.object(evicted.instance).map { WeakReference($0, type: evicted.type) } : nil
         }
         observations.withLock { observations in
             observations.retired.removeAll { $0.object == nil }

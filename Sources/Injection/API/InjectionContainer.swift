@@ -415,7 +415,7 @@ public final class InjectionContainer: @unchecked Sendable {
         for waiter in evictions.waiters { waiter.resume() }
         guard !evictions.instances.isEmpty else { return }
         for evicted in evictions.instances where evicted.isDisposable {
-            evicted.instance.disposable?.dispose()
+            (Instance.object(evicted.instance) as? any InjectionDisposable)?.dispose()
         }
         remember(evictions.instances)
         // `evictions` is released here, outside every lock: a deinit may use the container.

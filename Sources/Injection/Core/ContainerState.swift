@@ -62,7 +62,9 @@ struct ContainerState {
         isOnMainActor: () -> Bool, owner: () -> Resolution
     ) -> Claim {
         guard let registration = registrations[key] else { return .fail(.notRegistered) }
-        if let instance = registration.cached { return .cached(instance, cacheableFor: registration) }
+        if registration.hasInstance && registration.lifetime != .weak {
+            return .cached(registration.instanceBox(), cacheableFor: registration)
+        }
         if let object = registration.weakInstance?.object {
             return .cached(Box.holding(object, as: registration.valueType), cacheableFor: nil)
         }
@@ -123,7 +125,7 @@ struct ContainerState {
             if registration.lifetime == .weak {
                 registration.weakInstance = instance.object.map { WeakReference($0, type: registration.type) }
             } else {
-                registration.cached = instance
+                registration.store(instance)
                 registration.noteDisposal(of: instance)
                 completion.cached = true
             }
@@ -153,7 +155,8 @@ struct ContainerState {
 
     /// An instance a change took out of the container.
     struct Evicted {
-        let instance: Box
+        /// The instance (its value, whatever its type).
+        let instance: Any
         let type: AnyType
         let isDisposable: Bool
         /// Whether `liveInstancesFromPreviousScopes()` should watch it: an instance the container built.
@@ -178,13 +181,15 @@ struct ContainerState {
 
         /// Takes what `registration` holds out of it.
         fileprivate mutating func empty(_ registration: Registration, key: TypeID) {
-            if let instance = registration.cached {
+            if registration.lifetime == .weak {
+                registration.weakInstance = nil
+            } else if registration.hasInstance {
+                let isDisposable = registration.isCachedInstanceDisposable()
+                let (instance, box) = registration.takeInstance()
                 instances.append(Evicted(
-                    instance: instance, type: registration.type, isDisposable: registration.isDisposable(instance),
-                    isTracked: registration.ownsInstances))
+                    instance: instance, type: registration.type, isDisposable: isDisposable, isTracked: registration.ownsInstances))
+                if let box { released.append(box) }
             }
-            registration.cached = nil
-            registration.weakInstance = nil
             if let build = registration.waitable {
                 abandoned.append(build)
                 waiters += build.asyncWaiters
@@ -222,7 +227,7 @@ struct ContainerState {
         guard let old = replaced else { return nil }
         var evictions = Evictions()
         if old.resettablePosition >= 0 { unlistResettable(at: Int(old.resettablePosition)) }
-        evictions.replacedAnInstance = old.cached != nil || old.weakInstance?.object != nil
+        evictions.replacedAnInstance = old.lifetime == .weak ? old.weakInstance?.object != nil : old.hasInstance
         evictions.empty(old, key: key)
         evictions.released.append(old)
         return evictions
@@ -260,7 +265,11 @@ struct ContainerState {
     mutating func evict(_ instance: Box, of key: TypeID) -> Evictions {
         var evictions = Evictions()
         guard let registration = registrations[key] else { return evictions }
-        if registration.cached === instance { registration.cached = nil }
+        if registration.holds(instance) {
+            // Neither told nor tracked: it never finished its construction. The caller's `instance` holds
+            // it; a box it was stored in goes once no thread's cache leads to it.
+            if let box = registration.takeInstance().box { evictions.released.append(box) }
+        }
         if let object = registration.weakInstance?.object, object === instance.object {
             registration.weakInstance = nil
         }

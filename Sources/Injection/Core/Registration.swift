@@ -109,14 +109,7 @@ final class Box: ManagedBuffer<Any.Type, UInt> {  // Immutable once made; not `S
 
     /// The instance as a class instance (an optional's wrapped one), or `nil` for a value type or `nil`.
     var object: AnyObject? {
-        func object<Value>(_: Value.Type) -> AnyObject? {
-            var value: Any = storage(of: Value.self).pointee
-            if _isOptional(Value.self), let optional = value as? any OptionalType {
-                guard let wrapped = optional.wrapped else { return nil }
-                value = wrapped
-            }
-            return Swift.type(of: value) is AnyClass ? value as AnyObject : nil
-        }
+        func object<Value>(_: Value.Type) -> AnyObject? { Instance.object(storage(of: Value.self).pointee) }
         return _openExistential(type, do: object)
     }
 
@@ -124,11 +117,6 @@ final class Box: ManagedBuffer<Any.Type, UInt> {  // Immutable once made; not `S
     static func holding(_ object: AnyObject, as type: Any.Type) -> Box {
         func box<Value>(_: Value.Type) -> Box { Box.make(object as! Value) }
         return _openExistential(type, do: box)
-    }
-
-    /// The instance if it conforms to ``InjectionDisposable``.
-    var disposable: (any InjectionDisposable)? {
-        object as? any InjectionDisposable
     }
 
     /// Whether the instance is an `Optional` holding `nil`, which is never cached.
@@ -141,15 +129,31 @@ final class Box: ManagedBuffer<Any.Type, UInt> {  // Immutable once made; not `S
         return _openExistential(type, do: isNil)
     }
 
-    /// The identity of the instance's dynamic type (an optional's wrapped instance's): what decides
-    /// whether it is ``InjectionDisposable``.
+    /// The identity of the instance's dynamic type: see ``Instance/dynamicType(_:)``.
     var dynamicType: ObjectIdentifier {
-        func dynamicType<Value>(_: Value.Type) -> ObjectIdentifier {
-            let value = storage(of: Value.self).pointee
-            if _isOptional(Value.self), let wrapped = (value as? any OptionalType)?.wrapped { return ObjectIdentifier(Swift.type(of: wrapped)) }
-            return ObjectIdentifier(Swift.type(of: value as Any))
-        }
+        func dynamicType<Value>(_: Value.Type) -> ObjectIdentifier { Instance.dynamicType(storage(of: Value.self).pointee) }
         return _openExistential(type, do: dynamicType)
+    }
+}
+
+/// What the container asks of an instance, whatever holds it.
+enum Instance {
+    /// `value` as a class instance (an optional's wrapped one), or `nil` for a value type or `nil`.
+    static func object<Value>(_ value: Value) -> AnyObject? {
+        var value: Any = value
+        // An `Any` may hold an optional too (an evicted instance).
+        if _isOptional(Value.self) || Value.self == Any.self, let optional = value as? any OptionalType {
+            guard let wrapped = optional.wrapped else { return nil }
+            value = wrapped
+        }
+        return Swift.type(of: value) is AnyClass ? value as AnyObject : nil
+    }
+
+    /// The identity of `value`'s dynamic type (an optional's wrapped instance's): what decides whether it
+    /// is ``InjectionDisposable``.
+    static func dynamicType<Value>(_ value: Value) -> ObjectIdentifier {
+        if _isOptional(Value.self), let wrapped = (value as? any OptionalType)?.wrapped { return ObjectIdentifier(Swift.type(of: wrapped)) }
+        return ObjectIdentifier(Swift.type(of: value as Any))
     }
 }
 
@@ -168,51 +172,64 @@ final class Registration: @unchecked Sendable {
 
     /// Where a factory may run.
     enum Kind: UInt8 {
-        /// Wherever it is resolved: ``factoryWords`` hold a `@Sendable () throws -> Value`.
+        /// Wherever it is resolved: the factory is a `@Sendable () throws -> Value`, kept as its words.
         case plain
-        /// Only on the main actor: claiming it off the main actor fails or hops first. ``factoryWords``
-        /// hold a ``Holder`` of a ``Make``.
+        /// Only on the main actor: claiming it off the main actor fails or hops first. ``Rare/held`` is a
+        /// ``Make``.
         case mainActor
-        /// Only in `resolveAsync` and `prepare`; never enters a thread's cache. ``factoryWords`` hold a
-        /// ``Holder`` of a ``MakeAsync``.
+        /// Only in `resolveAsync` and `prepare`; never enters a thread's cache. ``Rare/held`` is a
+        /// ``MakeAsync``.
         case async
     }
 
-    /// Holds a closure of a concrete type in ``factoryWords``' context word. (A closure cast to words goes
-    /// through the generic representation, which only a generic, unspecialized reader can call: see
-    /// ``typedFactory(as:)``.)
-    private final class Holder<Closure>: @unchecked Sendable {  // Immutable.
-        let closure: Closure
-        init(_ closure: Closure) { self.closure = closure }
-    }
+    /// What few registrations have, held apart so the others are smaller: a main-actor or async factory,
+    /// a `postConstruction` closure, a value type other than the requested type (a key's `Value`, a
+    /// builder's closure). A registration with any of them keeps this in ``factoryWords``.
+    private final class Rare: @unchecked Sendable {  // Immutable.
+        /// A plain factory's words (see ``factoryWords``), its context retained here; else `nil`s.
+        let plain: (function: UnsafeRawPointer?, context: UnsafeRawPointer?)
+        /// A main-actor factory's ``Make``, or an async factory's ``MakeAsync``.
+        let held: Any?
+        let postConstruct: PostConstruct?
+        /// `nil`: the requested type.
+        let valueType: Any.Type?
 
-    /// Words whose context is `holder` (retained by the registration's initializer).
-    private static func words<Closure>(holding holder: Holder<Closure>) -> (UnsafeRawPointer?, UnsafeRawPointer?) {
-        (nil, UnsafeRawPointer(Unmanaged.passUnretained(holder).toOpaque()))
-    }
+        init(_ plain: (UnsafeRawPointer?, UnsafeRawPointer?), _ held: Any?, _ postConstruct: PostConstruct?, _ valueType: Any.Type?) {
+            self.plain = plain
+            self.held = held
+            self.postConstruct = postConstruct
+            self.valueType = valueType
+            if let context = plain.1 { _ = Unmanaged<AnyObject>.fromOpaque(context).retain() }
+        }
 
-    /// The closure a main-actor or async registration holds.
-    private func held<Closure>(_: Closure.Type) -> Closure {
-        Unmanaged<Holder<Closure>>.fromOpaque(factoryWords.context!).takeUnretainedValue().closure
+        deinit {
+            if let context = plain.context { Unmanaged<AnyObject>.fromOpaque(context).release() }
+        }
     }
 
     // Stored properties are in an order that leaves no padding: a registration is the largest object the
-    // container keeps per type. 16 bytes of object header, 72 of fields: 88, which malloc rounds to 96.
+    // container keeps per type, and it holds the cached instance itself. 16 bytes of object header, 72
+    // of fields: 88, which malloc rounds to 96.
 
-    /// The factory's closure (see ``Kind``) as its two words: a function and its context, which this
-    /// registration retains. One field for every kind, so a registration stays small.
+    /// A plain factory's closure as its two words, a function and its context; or, for a registration
+    /// with ``Rare`` parts, `nil` and that object. The context is retained. (A closure cast to words goes
+    /// through the generic representation, which only a generic, unspecialized reader can call: see
+    /// ``typedFactory(as:)``.)
     private let factoryWords: (function: UnsafeRawPointer?, context: UnsafeRawPointer?)
-    /// What few registrations have, held apart so the others are smaller: a `postConstruction` closure,
-    /// and a value type other than the requested type (a key's `Value`, a builder's closure).
-    private let extras: Extras?
     /// The requested type's identity: the registered type, or the `InjectionKey` type (see ``type``).
     let id: TypeID
 
     // MARK: The container's state (`ContainerState`'s, under the container's lock)
 
-    /// The cached instance (a `Box`) for `.scoped` and `.singleton`, or the `WeakReference` to the shared
-    /// one for `.weak`: see ``cached`` and ``weakInstance``.
-    @exclusivity(unchecked) private var instance: AnyObject?
+    /// The instance, while ``hasInstance``: for `.scoped` and `.singleton`, the value itself when it fits
+    /// two words (``storesInline``), else a retained `Box`'s address in the first word; for `.weak`, a
+    /// retained `WeakReference`'s address in the first word. See ``store(_:)`` and ``weakInstance``.
+    ///
+    /// A thread whose cache holds this registration copies the value out of here under its own cache
+    /// lock, not the container's. So ``takeInstance()`` moves the value out without touching these
+    /// words, and nothing writes them again before the eviction that follows it (in the same hold of the
+    /// container's lock) has taken this registration out of every thread's cache.
+    @exclusivity(unchecked) private var slot: (UInt, UInt) = (0, 0)
     /// The build in progress, if any: the `Resolution` that owns it, or (`.waited`) the `Build` its first
     /// waiter made, which names that owner. See ``builder`` and ``waitable``.
     @exclusivity(unchecked) private var inFlight: AnyObject?
@@ -225,8 +242,8 @@ final class Registration: @unchecked Sendable {
     /// word, where `StaticString` takes 17 bytes); `nil` for a literal stored as a single scalar. See ``file``.
     private let fileStart: UnsafePointer<UInt8>?
     let lifetime: InjectionLifetime
-    /// The ``Kind`` (its raw value in the low bits) and, in ``ownsInstancesBit``, ``ownsInstances``: one
-    /// byte, immutable, so it is read without the lock (a copy of the container reads it) and never
+    /// The ``Kind`` (its raw value in the low bits), ``storesInline`` and ``ownsInstances``: one byte,
+    /// immutable, so it is read without the lock (a copy of the container reads it) and never
     /// shares memory with ``flags``, which resolves change under the lock.
     private let traits: UInt8
     @exclusivity(unchecked) private var flags: Flags = [.recordsEdges]
@@ -244,6 +261,8 @@ final class Registration: @unchecked Sendable {
         static let waited = Flags(rawValue: 16)
         /// The registration is its container's current one for its key.
         static let isRegistered = Flags(rawValue: 32)
+        /// ``slot`` holds the instance.
+        static let hasInstance = Flags(rawValue: 64)
     }
 
     private subscript(flag: Flags) -> Bool {
@@ -254,19 +273,107 @@ final class Registration: @unchecked Sendable {
     /// The requested type: the registered type, or the `InjectionKey` type.
     var type: AnyType { AnyType(id) }
 
-    /// The cached instance for `.scoped` and `.singleton`. Setting it forgets whether it is disposable.
-    var cached: Box? {
-        get { lifetime == .weak ? nil : instance.map { unsafeDowncast($0, to: Box.self) } }
-        set {
-            instance = newValue
-            self[.cachedDisposalKnown] = false
-        }
+    /// Whether an instance is cached (`.scoped`, `.singleton`), or held weakly (`.weak`).
+    var hasInstance: Bool { self[.hasInstance] }
+
+    /// Whether the cached value lives in ``slot`` itself rather than in a box.
+    @inline(__always) private var storesInline: Bool { traits & Self.storesInlineBit != 0 }
+
+    /// Calls `body` with the address of ``slot``, to write it: under the container's lock, when no
+    /// thread's cache can lead to it (see there).
+    @inline(__always)
+    private func withSlot<Result>(_ body: (UnsafeMutableRawPointer) -> Result) -> Result {
+        withUnsafeMutablePointer(to: &slot) { body(UnsafeMutableRawPointer($0)) }
     }
 
-    /// The shared instance for `.weak`, while anyone holds it.
+    /// Calls `body` with a copy of ``slot``'s words: reading the value from there copies the value itself
+    /// (its references are the slot's). Only reads the slot, which threads may do at once.
+    @inline(__always)
+    private func withSlotWords<Result>(_ body: (UnsafeMutableRawPointer) -> Result) -> Result {
+        var words = slot
+        return withUnsafeMutablePointer(to: &words) { body(UnsafeMutableRawPointer($0)) }
+    }
+
+    /// The box in ``slot`` of a value that does not fit it.
+    @inline(__always)
+    private var slotBox: Unmanaged<Box> { .fromOpaque(UnsafeRawPointer(bitPattern: slot.0).unsafelyUnwrapped) }
+
+    /// The cached instance. `Value` must be ``valueType``, and ``hasInstance`` true when the caller took
+    /// its lock: the container's, or that of a thread's cache holding this registration.
+    @inline(__always)
+    func instance<Value>(as _: Value.Type) -> Value {
+        if storesInline { return withSlotWords { $0.load(as: Value.self) } }
+        return slotBox._withUnsafeGuaranteedRef { $0.value(as: Value.self) }
+    }
+
+    /// Caches the instance `box` holds (`.scoped`, `.singleton`), which must be of ``valueType``. Under
+    /// the container's lock, with nothing cached.
+    func store(_ box: Box) {
+        if storesInline {
+            // Zeroed first, so ``holds(_:)`` compares equal bits for the same value (padding included).
+            slot = (0, 0)
+            func copy<Value>(_: Value.Type) { withSlot { _ = $0.initializeMemory(as: Value.self, to: box.value(as: Value.self)) } }
+            _openExistential(valueType, do: copy)
+        } else {
+            slot.0 = UInt(bitPattern: Unmanaged.passRetained(box).toOpaque())
+        }
+        flags.insert(.hasInstance)
+        flags.remove(.cachedDisposalKnown)
+    }
+
+    /// The cached instance in a box of its own (a copy, unless it is stored in one). Under the
+    /// container's lock, while ``hasInstance``.
+    func instanceBox() -> Box {
+        guard storesInline else { return slotBox.takeUnretainedValue() }
+        func box<Value>(_: Value.Type) -> Box { Box.make(instance(as: Value.self)) }
+        return _openExistential(valueType, do: box)
+    }
+
+    /// Takes the cached instance out: the value, and the box it was in, if any, to release once the
+    /// container's lock is dropped. Under that lock, while ``hasInstance``. The words of ``slot`` stay as
+    /// they are (see there).
+    func takeInstance() -> (value: Any, box: Box?) {
+        flags.remove(.hasInstance)
+        if storesInline {
+            // Moved out of a copy of the words: the slot itself is only read.
+            func take<Value>(_: Value.Type) -> Any { withSlotWords { $0.assumingMemoryBound(to: Value.self).move() } }
+            return (_openExistential(valueType, do: take), nil)
+        }
+        let box = slotBox.takeRetainedValue()  // The slot's reference.
+        func copy<Value>(_: Value.Type) -> Any { box.value(as: Value.self) }
+        return (_openExistential(valueType, do: copy), box)
+    }
+
+    /// Whether the cached instance is the one `box` holds (for a value type: an equal one). Under the
+    /// container's lock.
+    func holds(_ box: Box) -> Bool {
+        guard hasInstance, lifetime != .weak else { return false }
+        guard storesInline else { return slotBox.toOpaque() == Unmanaged.passUnretained(box).toOpaque() }
+        // Copied as ``store(_:)`` copies, into zeroed words: the same value has the same bits.
+        func isEqual<Value>(_: Value.Type) -> Bool {
+            var copy: (UInt, UInt) = (0, 0)
+            return withUnsafeMutablePointer(to: &copy) { copy in
+                let raw = UnsafeMutableRawPointer(copy)
+                let value = raw.initializeMemory(as: Value.self, to: box.value(as: Value.self))
+                defer { value.deinitialize(count: 1) }
+                return slot == raw.load(as: (UInt, UInt).self)
+            }
+        }
+        return _openExistential(valueType, do: isEqual)
+    }
+
+    /// The shared instance for `.weak`, while anyone holds it. Under the container's lock.
     var weakInstance: WeakReference? {
-        get { lifetime == .weak ? instance.map { unsafeDowncast($0, to: WeakReference.self) } : nil }
-        set { instance = newValue }
+        get {
+            guard lifetime == .weak, hasInstance else { return nil }
+            return Unmanaged<WeakReference>.fromOpaque(UnsafeRawPointer(bitPattern: slot.0).unsafelyUnwrapped).takeUnretainedValue()
+        }
+        set {
+            precondition(lifetime == .weak, "Injection: a weak instance for a registration that is not .weak")
+            if hasInstance { Unmanaged<WeakReference>.fromOpaque(UnsafeRawPointer(bitPattern: slot.0).unsafelyUnwrapped).release() }
+            slot.0 = newValue.map { UInt(bitPattern: Unmanaged.passRetained($0).toOpaque()) } ?? 0
+            self[.hasInstance] = newValue != nil
+        }
     }
 
     /// The resolution building the instance now, if any. Setting it ends the build in progress, if any.
@@ -317,52 +424,74 @@ final class Registration: @unchecked Sendable {
     }
 
     private static let ownsInstancesBit: UInt8 = 0x80
+    private static let storesInlineBit: UInt8 = 0x40
 
     /// Where the factory may run.
     @inline(__always)
-    var kind: Kind { Kind(rawValue: traits & ~Self.ownsInstancesBit).unsafelyUnwrapped }
+    var kind: Kind { Kind(rawValue: traits & 0x3).unsafelyUnwrapped }
 
     /// Whether the instances are the container's to dispose and to track after eviction: not an instance
     /// the caller supplied (`register(_:instance:)`), nor a builder's closure.
     @inline(__always) var ownsInstances: Bool { traits & Self.ownsInstancesBit != 0 }
 
+    /// The rare parts, if any: a plain factory's function word is never `nil`.
+    private var rare: Rare? {
+        guard factoryWords.function == nil, let context = factoryWords.context else { return nil }
+        return Unmanaged<Rare>.fromOpaque(context).takeUnretainedValue()
+    }
+
+    /// The plain factory's words, wherever they are kept.
+    @inline(__always)
+    private var plainWords: (function: UnsafeRawPointer?, context: UnsafeRawPointer?) {
+        factoryWords.function != nil ? factoryWords : rare?.plain ?? (nil, nil)
+    }
+
     /// The `postConstruction` closure, run on a built value's box.
-    var postConstruct: PostConstruct? { extras?.postConstruct }
+    var postConstruct: PostConstruct? { rare?.postConstruct }
 
     /// The type of the values made: `Value` of the generic initializer.
-    var valueType: Any.Type { extras?.valueType ?? type.type }
+    var valueType: Any.Type { rare?.valueType ?? type.type }
 
     /// The file that registered it: messages and the graph name it for a `private` type.
     var file: String { fileStart.map { String(cString: $0) } ?? "an unnamed file" }
-
-    private final class Extras: @unchecked Sendable {  // Immutable.
-        let postConstruct: PostConstruct?
-        /// `nil`: the requested type.
-        let valueType: Any.Type?
-        init(_ postConstruct: PostConstruct?, _ valueType: Any.Type?) {
-            self.postConstruct = postConstruct
-            self.valueType = valueType
-        }
-    }
 
     typealias PostConstruct = @Sendable (Box) throws -> Void
 
     private init(
         _ id: TypeID, _ valueType: Any.Type, _ lifetime: InjectionLifetime, _ file: UnsafePointer<UInt8>?, _ kind: Kind,
-        _ factoryWords: (UnsafeRawPointer?, UnsafeRawPointer?), _ postConstruct: PostConstruct?, ownsInstances: Bool
+        _ plain: (UnsafeRawPointer?, UnsafeRawPointer?), held: Any?, _ postConstruct: PostConstruct?, ownsInstances: Bool
     ) {
         self.id = id
         fileStart = file
         self.lifetime = lifetime
-        traits = kind.rawValue | (ownsInstances ? Self.ownsInstancesBit : 0)
+        traits = kind.rawValue | (ownsInstances ? Self.ownsInstancesBit : 0) | (Self.fitsSlot(valueType, lifetime) ? Self.storesInlineBit : 0)
         let otherValueType = valueType == AnyType(id).type ? nil : valueType
-        extras = postConstruct == nil && otherValueType == nil ? nil : Extras(postConstruct, otherValueType)
-        self.factoryWords = factoryWords
-        if let context = factoryWords.1 { _ = Unmanaged<AnyObject>.fromOpaque(context).retain() }
+        if held == nil && postConstruct == nil && otherValueType == nil {
+            factoryWords = plain
+            if let context = plain.1 { _ = Unmanaged<AnyObject>.fromOpaque(context).retain() }
+        } else {
+            let rare = Rare(plain, held, postConstruct, otherValueType)
+            factoryWords = (nil, UnsafeRawPointer(Unmanaged.passRetained(rare).toOpaque()))
+        }
     }
 
     deinit {
+        // The instance first: taking it out reads ``valueType``, which the rare parts may hold.
+        if lifetime == .weak {
+            weakInstance = nil
+        } else if hasInstance {
+            _ = takeInstance()
+        }
         if let context = factoryWords.context { Unmanaged<AnyObject>.fromOpaque(context).release() }
+    }
+
+    /// Whether a cached `valueType` value lives in the registration itself: two words or fewer, aligned
+    /// to a word at most (a class instance, a class-bound protocol's, a `String`), and not `.weak`.
+    private static func fitsSlot(_ valueType: Any.Type, _ lifetime: InjectionLifetime) -> Bool {
+        func fits<Value>(_: Value.Type) -> Bool {
+            MemoryLayout<Value>.size <= MemoryLayout<(UInt, UInt)>.size && MemoryLayout<Value>.alignment <= MemoryLayout<UInt>.alignment
+        }
+        return lifetime != .weak && lifetime != .transient && _openExistential(valueType, do: fits)
     }
 
     /// A synchronous factory that runs wherever it is resolved.
@@ -374,7 +503,7 @@ final class Registration: @unchecked Sendable {
         _ type: AnyType, lifetime: InjectionLifetime, file: StaticString, factory: @escaping @Sendable () throws -> Value,
         postConstruction: (@Sendable (Value) throws -> Void)?, ownsInstances: Bool = true
     ) {
-        self.init(type.id, Value.self, lifetime, Self.start(of: file), .plain, unsafeBitCast(factory, to: (UnsafeRawPointer?, UnsafeRawPointer?).self),
+        self.init(type.id, Value.self, lifetime, Self.start(of: file), .plain, unsafeBitCast(factory, to: (UnsafeRawPointer?, UnsafeRawPointer?).self), held: nil,
                   Self.postConstruct(postConstruction), ownsInstances: ownsInstances)
     }
 
@@ -386,8 +515,7 @@ final class Registration: @unchecked Sendable {
     ) {
         // Runs only after a claim saw a main-actor caller; the value stays on the main actor here.
         let make: Make = { Box.make(try MainActor.assumeIsolated { Unchecked(try mainActorFactory()) }.value) }
-        let holder = Holder(make)
-        self.init(type.id, Value.self, lifetime, Self.start(of: file), .mainActor, Self.words(holding: holder), Self.postConstruct(postConstruction), ownsInstances: true)
+        self.init(type.id, Value.self, lifetime, Self.start(of: file), .mainActor, (nil, nil), held: make, Self.postConstruct(postConstruction), ownsInstances: true)
     }
 
     /// An async factory: only `resolveAsync` and `prepare` run it.
@@ -395,15 +523,14 @@ final class Registration: @unchecked Sendable {
         _ type: AnyType, lifetime: InjectionLifetime, file: StaticString, asyncFactory: @escaping @Sendable () async throws -> Value
     ) {
         let make: MakeAsync = { Box.make(try await asyncFactory()) }
-        let holder = Holder(make)
-        self.init(type.id, Value.self, lifetime, Self.start(of: file), .async, Self.words(holding: holder), nil, ownsInstances: true)
+        self.init(type.id, Value.self, lifetime, Self.start(of: file), .async, (nil, nil), held: make, nil, ownsInstances: true)
     }
 
     /// The same registration for another container (`InjectionContainer(copying:)`), with nothing built.
     func copy() -> Registration {
         // A supplied instance is one object shared by every copy: its `postConstruction` ran (or runs) in
         // the container it was registered in, not once more per copy.
-        Registration(id, valueType, lifetime, fileStart, kind, factoryWords, ownsInstances ? postConstruct : nil, ownsInstances: ownsInstances)
+        Registration(id, valueType, lifetime, fileStart, kind, plainWords, held: rare?.held, ownsInstances ? postConstruct : nil, ownsInstances: ownsInstances)
     }
 
     /// The same registration with `postConstruction` run after the ones it has, with nothing built.
@@ -418,7 +545,7 @@ final class Registration: @unchecked Sendable {
         } else {
             chained = added
         }
-        return Registration(id, valueType, lifetime, fileStart, kind, factoryWords, chained, ownsInstances: ownsInstances)
+        return Registration(id, valueType, lifetime, fileStart, kind, plainWords, held: rare?.held, chained, ownsInstances: ownsInstances)
     }
 
     private static func start(of file: StaticString) -> UnsafePointer<UInt8>? {
@@ -435,7 +562,7 @@ final class Registration: @unchecked Sendable {
     /// Call only where `Value` is generic, never specialized (as where the closure was stored).
     @inline(__always)
     func typedFactory<Value>(as _: Value.Type) -> @Sendable () throws -> Value {
-        unsafeBitCast(factoryWords, to: (@Sendable () throws -> Value).self)
+        unsafeBitCast(plainWords, to: (@Sendable () throws -> Value).self)
     }
 
     @inline(__always) var isMainActor: Bool { kind == .mainActor }
@@ -448,7 +575,7 @@ final class Registration: @unchecked Sendable {
             func make<Value>(_: Value.Type) throws -> Box { Box.make(try typedFactory(as: Value.self)()) }
             return try _openExistential(valueType, do: make)
         case .mainActor:
-            return try held(Make.self)()
+            return try (rare?.held as! Make)()
         case .async: preconditionFailure("Injection: an async factory was claimed by a synchronous resolve")
         }
     }
@@ -456,7 +583,7 @@ final class Registration: @unchecked Sendable {
     /// Runs the async factory and boxes its value.
     func makeBoxAsync() async throws -> Box {
         precondition(kind == .async, "Injection: not an async factory")
-        return try await held(MakeAsync.self)()
+        return try await (rare?.held as! MakeAsync)()
     }
 
     /// Notes on the instance being cached whether it must be told when evicted, if this registration
@@ -478,15 +605,20 @@ final class Registration: @unchecked Sendable {
         }
     }
 
-    /// Whether the cached `instance` should be told it was evicted. Under the container's lock.
-    func isDisposable(_ instance: Box) -> Bool {
+    /// Whether the cached instance should be told it is evicted. Under the container's lock, while
+    /// ``hasInstance``, before ``takeInstance()``.
+    func isCachedInstanceDisposable() -> Bool {
         if self[.cachedDisposalKnown] { return self[.cachedIsDisposable] }
         guard ownsInstances else { return false }
-        let type = UInt(bitPattern: instance.dynamicType)
-        if disposableType & ~1 != type {
-            disposableType = type | (instance.disposable != nil ? 1 : 0)
+        func ask<Value>(_: Value.Type) -> Bool {
+            let instance = instance(as: Value.self)
+            let type = UInt(bitPattern: Instance.dynamicType(instance))
+            if disposableType & ~1 != type {
+                disposableType = type | (Instance.object(instance) is any InjectionDisposable ? 1 : 0)
+            }
+            return disposableType & 1 != 0
         }
-        return disposableType & 1 != 0
+        return _openExistential(valueType, do: ask)
     }
 }
 

@@ -26,8 +26,8 @@ extension InjectionContainer {
         guard let thread else { return try resolveSlowly(requested, binding: binding, caller: caller).value(as: Value.self) }
         let key = requested.id
         switch thread._withUnsafeGuaranteedRef({ $0.beginLookup(container: ObjectIdentifier(self), key: key) }) {
-        case .instance(let box)?:
-            let value = box._withUnsafeGuaranteedRef { $0.value(as: Value.self) }
+        case .instance(let registration)?:
+            let value = registration._withUnsafeGuaranteedRef { $0.instance(as: Value.self) }
             thread._withUnsafeGuaranteedRef { $0.endLookup() }
             return value
         case .factory(let registration)?:
@@ -146,8 +146,8 @@ extension InjectionContainer {
                     return newResolution!
                 }
                 switch claim {
-                case .cached(let instance, let registration?) where caches:
-                    replaced = thread.insert(instance, isFactory: false, for: key, in: id)
+                case .cached(_, let registration?) where caches:
+                    replaced = thread.insert(registration, isFactory: false, for: key, in: id)
                     state.noteInThreadCaches(registration)
                 case .build(let registration, owner: nil, _, _, cacheable: true) where caches:
                     replaced = thread.insert(registration, isFactory: true, for: key, in: id)
@@ -245,8 +245,8 @@ extension InjectionContainer {
             let completion = state.complete(
                 registration, owner: owner, epoch: epoch, instance: cacheable ? instance : nil,
                 recordedEdges: frame.recordsEdges)
-            if completion.cached, let thread, let instance {
-                replaced = thread.insert(instance, isFactory: false, for: key, in: ObjectIdentifier(self))
+            if completion.cached, let thread {
+                replaced = thread.insert(registration, isFactory: false, for: key, in: ObjectIdentifier(self))
                 state.noteInThreadCaches(registration)
             }
             if let woken = completion.woken {

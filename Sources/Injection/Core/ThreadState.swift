@@ -223,8 +223,9 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
 
     /// What a lookup found: this thread's entry for a key, valid until ``endLookup()``.
     enum Hit {
-        /// A cached instance: copy it out of the box before ``endLookup()``.
-        case instance(Unmanaged<Box>)
+        /// A cached instance: copy it out of its registration (``Registration/instance(as:)``) before
+        /// ``endLookup()``.
+        case instance(Unmanaged<Registration>)
         /// A transient's registration, used unretained while the cache is pinned (``pinLocked()``).
         case factory(Unmanaged<Registration>)
     }
@@ -257,7 +258,7 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
     /// Takes this thread's table lock and returns its entry for `key` of `container`, if any. The entry
     /// stays valid until ``endLookup()``, which must follow: copy what is needed before.
     ///
-    /// Copying the value under the lock needs no reference count on the box (only the instance's own),
+    /// Copying the value under the lock needs no reference count on the registration (only the instance's own),
     /// and unspecialized callers copy it without generic metadata.
     @inline(__always)
     func beginLookup(container: ObjectIdentifier, key: TypeID) -> Hit? {
@@ -272,11 +273,11 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
     @inline(__always)
     func endLookup() { lock.unlock() }
 
-    /// Caches `instance` (a `Box`) or a transient's `registration` for `key` of `container`. Call under
-    /// the container's lock; release what it returns (a replaced entry) after unlocking.
-    func insert(_ object: AnyObject, isFactory: Bool, for key: TypeID, in container: ObjectIdentifier) -> AnyObject? {
+    /// Caches `registration` for `key` of `container`: its cached instance, or a transient's factory
+    /// (`isFactory`). Call under the container's lock; release what it returns (a replaced entry) after unlocking.
+    func insert(_ registration: Registration, isFactory: Bool, for key: TypeID, in container: ObjectIdentifier) -> AnyObject? {
         guard caches else { return nil }
-        let tagged = UInt(bitPattern: Unmanaged.passRetained(object).toOpaque()) | (isFactory ? Table.factoryTag : 0)
+        let tagged = UInt(bitPattern: Unmanaged.passRetained(registration).toOpaque()) | (isFactory ? Table.factoryTag : 0)
         return lock.withLock { () -> AnyObject? in
             let index = tableIndex(of: container) ?? {
                 tables.append(Table(container: UInt(bitPattern: container)))
@@ -329,8 +330,8 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
 private struct Table {
     struct Entry {
         var key: UInt
-        /// The retained object's address, with ``factoryTag`` set for a transient's `Registration` (else a
-        /// `Box`); 0 for an empty bucket.
+        /// The retained registration's address, with ``factoryTag`` set for a transient's (else its cached
+        /// instance is what is looked up); 0 for an empty bucket.
         var object: UInt
     }
 

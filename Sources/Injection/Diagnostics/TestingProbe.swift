@@ -81,7 +81,7 @@
     /// Whether `container` holds the build closure registered for `Model`: a build, or `buildAsync`, read it
     /// since it was registered.
     public static func holdsBuildClosure<Model: Builder>(for builder: Model.Type, in container: InjectionContainer) -> Bool {
-        container.state.withLock { $0.registrations[AnyType(builder: builder).id]?.cached != nil }
+        container.state.withLock { $0.registrations[AnyType(builder: builder).id]?.hasInstance == true }
     }
 
     /// How many registrations of `container` a reset visits: those that held an instance or a build
