@@ -76,6 +76,12 @@ private func isLarge(_ large: Large) -> Bool {
 }
 
 private enum LayoutKey: InjectionKey { typealias Value = Aligned16 }
+/// One reference: stored in its registration's own words.
+private struct Wrapper: Sendable {
+    let tracked: Tracked
+    init(_ tracked: Tracked) { self.tracked = tracked }
+}
+private enum WrapperKey: InjectionKey { typealias Value = Wrapper }
 
 private final class MainModel: Sendable {}
 private final class AsyncModel: Sendable {}
@@ -139,6 +145,32 @@ struct BoxLayoutReviewTests {
             if round == 1 { container.resetCurrentContainer() } else { container.removeAll() }
             for name in Self.names { #expect(deaths.count(name) == round, "\(name)") }
         }
+    }
+
+    @Test("a released container destroys each cached instance once: in its registration or in a box, with or without rare parts")
+    func releasedContainerDestroysEachCachedInstanceOnce() throws {
+        let deaths = Deaths()
+        do {
+            let container = InjectionContainer()
+            registerEveryLayout(in: container, deaths: deaths)  // Inline and boxed values; a key's value type.
+            container.register(Wrapper.self) { Wrapper(Tracked("post", deaths)) }  // Inline, with postConstruction.
+                .postConstruction { _ in }
+            container.register(WrapperKey.self) { Wrapper(Tracked("wrapper key", deaths)) }  // Inline, a key's value type.
+            for _ in 0..<2 {
+                _ = try container.resolve(Aligned16.self)
+                _ = try container.resolve(Large.self)
+                _ = try container.resolve(Tracked?.self)
+                _ = try container.resolve((any Shape).self)
+                _ = try container.resolve(Any.self)
+                _ = try container.resolve(Payload.self)
+                _ = try container.resolve(Tracked.self)
+                _ = try container.resolve(LayoutKey.self)
+                _ = try container.resolve(Wrapper.self)
+                _ = try container.resolve(WrapperKey.self)
+            }
+            #expect(deaths.total == 0, "nothing is destroyed while cached")
+        }
+        for name in Self.names + ["post", "wrapper key"] { #expect(deaths.count(name) == 1, "\(name)") }
     }
 
     @Test("resolveAsync and InjectLazy hand out every layout intact, and destroy their boxes exactly once")
