@@ -164,3 +164,44 @@ struct ContainerStateMachineTests {
         #expect(machine.claim(Service.self) == .asyncFactory, "a synchronous resolve never waits for async work")
     }
 }
+
+@Suite("Container state machine: the registration table")
+struct RegistrationTableTests {
+    /// `count` distinct types: `Int`, `Int?`, `Int??`, …
+    private static func distinctTypes(_ count: Int) -> [Any.Type] {
+        func wrapped<T>(_: T.Type) -> Any.Type { T?.self }
+        var types: [Any.Type] = [Int.self]
+        while types.count < count { types.append(_openExistential(types.last!, do: wrapped)) }
+        return types
+    }
+
+    @Test("registers, replaces and unregisters 400 types in a random order, as a dictionary would")
+    func matchesADictionary() {
+        var machine = InjectionProbe.StateMachine()
+        var model: Set<Int> = []
+        var random = SeededRandom(seed: 0x5EED_0015)
+        let types = Self.distinctTypes(400)
+        for step in 0..<6_000 {
+            let index = Int.random(in: 0..<types.count, using: &random)
+            if Bool.random(using: &random) || model.count < 50 {
+                let changes = machine.register(types[index], lifetime: .transient)
+                #expect(changes.evicted == 0)
+                model.insert(index)
+            } else {
+                machine.unregister(types[index])
+                model.remove(index)
+            }
+            if step % 500 == 0 || step == 5_999 {
+                // Every type answers as the model says: registered (a transient builds) or not.
+                for (checked, type) in types.enumerated() {
+                    let registered = machine.claim(type) != .notRegistered
+                    #expect(registered == model.contains(checked), "type \(checked) at step \(step)")
+                }
+            }
+        }
+        #expect(machine.registrationCount == model.count)
+        for index in model { machine.unregister(types[index]) }
+        #expect(machine.registrationCount == 0)
+        #expect(types.allSatisfy { machine.claim($0) == .notRegistered })
+    }
+}

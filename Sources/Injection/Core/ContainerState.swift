@@ -7,7 +7,7 @@
 /// the wait-for graph), the rest (waking tasks, `dispose()`, releasing instances) after unlocking.
 struct ContainerState {
     /// The registrations by key; each holds what the container built for it.
-    private(set) var registrations: [TypeID: Registration] = [:]
+    private(set) var registrations = RegistrationTable()
     /// Bumped by every reset. A build whose resolution started in an older epoch is never cached.
     private(set) var epoch: UInt64 = 0
     /// Bumped by every change of a registration: what the type names are worked out from.
@@ -19,11 +19,11 @@ struct ContainerState {
     init() {}
 
     /// A state with `registrations` and nothing built.
-    init(registrations: [TypeID: Registration]) {
-        self.registrations = registrations.mapValues { registration in
+    init(registrations: RegistrationTable) {
+        for registration in registrations.values {
             let copy = registration.copy()
             copy.isRegistered = true
-            return copy
+            _ = self.registrations.updateValue(copy)
         }
     }
 
@@ -221,7 +221,8 @@ struct ContainerState {
     /// `nil` if `key` was not registered: nothing to carry out (the common case at launch).
     mutating func replace(_ key: TypeID, with registration: Registration?) -> Evictions? {
         generation &+= 1
-        let replaced = registration.map({ registrations.updateValue($0, forKey: key) }) ?? registrations.removeValue(forKey: key)
+        assert(registration.map { $0.id == key } ?? true, "Injection: a registration stored under another key")
+        let replaced = registration.map({ registrations.updateValue($0) }) ?? registrations.removeValue(forKey: key)
         replaced?.isRegistered = false
         registration?.isRegistered = true
         guard let old = replaced else { return nil }
@@ -250,9 +251,9 @@ struct ContainerState {
         var evictions = Evictions()
         epoch &+= 1
         generation &+= 1
-        for (key, registration) in registrations {
+        for registration in registrations.values {
             registration.isRegistered = false
-            evictions.empty(registration, key: key)
+            evictions.empty(registration, key: registration.id)
             evictions.released.append(registration)
         }
         registrations.removeAll()
@@ -282,7 +283,7 @@ struct ContainerState {
     /// Returns their keys, and their waiters to wake as a reset's are (`abandoned`, `waiters`).
     mutating func abandonBuilds(of owner: Resolution) -> (keys: [TypeID], evictions: Evictions) {
         var evictions = Evictions()
-        let keys = registrations.compactMap { key, registration in registration.builder === owner ? key : nil }
+        let keys = registrations.values.compactMap { registration in registration.builder === owner ? registration.id : nil }
         for key in keys {
             let registration = registrations[key]!
             if let build = registration.waitable {

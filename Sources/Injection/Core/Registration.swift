@@ -457,22 +457,34 @@ final class Registration: @unchecked Sendable {
 
     typealias PostConstruct = @Sendable (Box) throws -> Void
 
-    private init(
-        _ id: TypeID, _ valueType: Any.Type, _ lifetime: InjectionLifetime, _ file: UnsafePointer<UInt8>?, _ kind: Kind,
-        _ plain: (UnsafeRawPointer?, UnsafeRawPointer?), held: Any?, _ postConstruct: PostConstruct?, ownsInstances: Bool
-    ) {
+    /// A registration whose ``factoryWords`` are `factoryWords`, their context already retained for it.
+    private init(_ id: TypeID, _ lifetime: InjectionLifetime, _ file: UnsafePointer<UInt8>?, traits: UInt8, factoryWords: (UnsafeRawPointer?, UnsafeRawPointer?)) {
         self.id = id
         fileStart = file
         self.lifetime = lifetime
-        traits = kind.rawValue | (ownsInstances ? Self.ownsInstancesBit : 0) | (Self.fitsSlot(valueType, lifetime) ? Self.storesInlineBit : 0)
-        let otherValueType = valueType == AnyType(id).type ? nil : valueType
-        if held == nil && postConstruct == nil && otherValueType == nil {
-            factoryWords = plain
-            if let context = plain.1 { _ = Unmanaged<AnyObject>.fromOpaque(context).retain() }
-        } else {
-            let rare = Rare(plain, held, postConstruct, otherValueType)
-            factoryWords = (nil, UnsafeRawPointer(Unmanaged.passRetained(rare).toOpaque()))
-        }
+        self.traits = traits
+        self.factoryWords = factoryWords
+    }
+
+    /// The ``traits`` byte of a registration of `kind` and `lifetime` whose value `fits` ``slot``.
+    @inline(__always)
+    private static func traits(_ kind: Kind, _ lifetime: InjectionLifetime, fits: Bool, ownsInstances: Bool) -> UInt8 {
+        let storesInline = fits && (lifetime == .scoped || lifetime == .singleton)
+        return kind.rawValue | (ownsInstances ? ownsInstancesBit : 0) | (storesInline ? storesInlineBit : 0)
+    }
+
+    /// Whether a `Value` fits ``slot``: two words or fewer, aligned to a word at most (a class instance, a
+    /// class-bound protocol's, a `String`).
+    @inline(__always)
+    private static func fits<Value>(_: Value.Type) -> Bool {
+        MemoryLayout<Value>.size <= MemoryLayout<(UInt, UInt)>.size && MemoryLayout<Value>.alignment <= MemoryLayout<UInt>.alignment
+    }
+
+    /// Factory words holding a new ``Rare`` with these parts, retained.
+    private static func rareWords(
+        _ plain: (UnsafeRawPointer?, UnsafeRawPointer?), held: Any?, _ postConstruct: PostConstruct?, _ valueType: Any.Type?
+    ) -> (UnsafeRawPointer?, UnsafeRawPointer?) {
+        (nil, UnsafeRawPointer(Unmanaged.passRetained(Rare(plain, held, postConstruct, valueType)).toOpaque()))
     }
 
     deinit {
@@ -485,15 +497,6 @@ final class Registration: @unchecked Sendable {
         if let context = factoryWords.context { Unmanaged<AnyObject>.fromOpaque(context).release() }
     }
 
-    /// Whether a cached `valueType` value lives in the registration itself: two words or fewer, aligned
-    /// to a word at most (a class instance, a class-bound protocol's, a `String`), and not `.weak`.
-    private static func fitsSlot(_ valueType: Any.Type, _ lifetime: InjectionLifetime) -> Bool {
-        func fits<Value>(_: Value.Type) -> Bool {
-            MemoryLayout<Value>.size <= MemoryLayout<(UInt, UInt)>.size && MemoryLayout<Value>.alignment <= MemoryLayout<UInt>.alignment
-        }
-        return lifetime != .weak && lifetime != .transient && _openExistential(valueType, do: fits)
-    }
-
     /// A synchronous factory that runs wherever it is resolved.
     ///
     /// Never specialized: the closure's words must have the same (generic) representation here as where
@@ -503,8 +506,16 @@ final class Registration: @unchecked Sendable {
         _ type: AnyType, lifetime: InjectionLifetime, file: StaticString, factory: @escaping @Sendable () throws -> Value,
         postConstruction: (@Sendable (Value) throws -> Void)?, ownsInstances: Bool = true
     ) {
-        self.init(type.id, Value.self, lifetime, Self.start(of: file), .plain, unsafeBitCast(factory, to: (UnsafeRawPointer?, UnsafeRawPointer?).self), held: nil,
-                  Self.postConstruct(postConstruction), ownsInstances: ownsInstances)
+        let words = unsafeBitCast(factory, to: (UnsafeRawPointer?, UnsafeRawPointer?).self)
+        let traits = Self.traits(.plain, lifetime, fits: Self.fits(Value.self), ownsInstances: ownsInstances)
+        if postConstruction == nil && Value.self == type.type {
+            if let context = words.1 { _ = Unmanaged<AnyObject>.fromOpaque(context).retain() }
+            self.init(type.id, lifetime, Self.start(of: file), traits: traits, factoryWords: words)
+        } else {
+            let otherValueType: Any.Type? = Value.self == type.type ? nil : Value.self
+            self.init(type.id, lifetime, Self.start(of: file), traits: traits,
+                      factoryWords: Self.rareWords(words, held: nil, Self.postConstruct(postConstruction), otherValueType))
+        }
     }
 
     /// A synchronous factory isolated to the main actor: runs right away on the main thread, refuses
@@ -515,7 +526,9 @@ final class Registration: @unchecked Sendable {
     ) {
         // Runs only after a claim saw a main-actor caller; the value stays on the main actor here.
         let make: Make = { Box.make(try MainActor.assumeIsolated { Unchecked(try mainActorFactory()) }.value) }
-        self.init(type.id, Value.self, lifetime, Self.start(of: file), .mainActor, (nil, nil), held: make, Self.postConstruct(postConstruction), ownsInstances: true)
+        let otherValueType: Any.Type? = Value.self == type.type ? nil : Value.self
+        self.init(type.id, lifetime, Self.start(of: file), traits: Self.traits(.mainActor, lifetime, fits: Self.fits(Value.self), ownsInstances: true),
+                  factoryWords: Self.rareWords((nil, nil), held: make, Self.postConstruct(postConstruction), otherValueType))
     }
 
     /// An async factory: only `resolveAsync` and `prepare` run it.
@@ -523,14 +536,23 @@ final class Registration: @unchecked Sendable {
         _ type: AnyType, lifetime: InjectionLifetime, file: StaticString, asyncFactory: @escaping @Sendable () async throws -> Value
     ) {
         let make: MakeAsync = { Box.make(try await asyncFactory()) }
-        self.init(type.id, Value.self, lifetime, Self.start(of: file), .async, (nil, nil), held: make, nil, ownsInstances: true)
+        let otherValueType: Any.Type? = Value.self == type.type ? nil : Value.self
+        self.init(type.id, lifetime, Self.start(of: file), traits: Self.traits(.async, lifetime, fits: Self.fits(Value.self), ownsInstances: true),
+                  factoryWords: Self.rareWords((nil, nil), held: make, nil, otherValueType))
     }
 
     /// The same registration for another container (`InjectionContainer(copying:)`), with nothing built.
     func copy() -> Registration {
         // A supplied instance is one object shared by every copy: its `postConstruction` ran (or runs) in
         // the container it was registered in, not once more per copy.
-        Registration(id, valueType, lifetime, fileStart, kind, plainWords, held: rare?.held, ownsInstances ? postConstruct : nil, ownsInstances: ownsInstances)
+        guard let rare else {
+            if let context = factoryWords.context { _ = Unmanaged<AnyObject>.fromOpaque(context).retain() }
+            return Registration(id, lifetime, fileStart, traits: traits, factoryWords: factoryWords)
+        }
+        guard !ownsInstances, rare.postConstruct != nil else {  // Immutable: the copies share it.
+            return Registration(id, lifetime, fileStart, traits: traits, factoryWords: (nil, UnsafeRawPointer(Unmanaged.passRetained(rare).toOpaque())))
+        }
+        return Registration(id, lifetime, fileStart, traits: traits, factoryWords: Self.rareWords(rare.plain, held: rare.held, nil, rare.valueType))
     }
 
     /// The same registration with `postConstruction` run after the ones it has, with nothing built.
@@ -545,7 +567,7 @@ final class Registration: @unchecked Sendable {
         } else {
             chained = added
         }
-        return Registration(id, valueType, lifetime, fileStart, kind, plainWords, held: rare?.held, chained, ownsInstances: ownsInstances)
+        return Registration(id, lifetime, fileStart, traits: traits, factoryWords: Self.rareWords(plainWords, held: rare?.held, chained, rare?.valueType))
     }
 
     private static func start(of file: StaticString) -> UnsafePointer<UInt8>? {

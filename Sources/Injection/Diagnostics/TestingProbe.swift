@@ -116,11 +116,14 @@ extension InjectionProbe {
         /// driver breaks those cycles when it goes.
         private final class Made {
             var registrations: [TypeID: Registration] = [:] {
-                didSet { all += registrations.values.filter { new in !all.contains { $0 === new } } }
+                didSet {
+                    for new in registrations.values where all.insert(ObjectIdentifier(new)).inserted { kept.append(new) }
+                }
             }
-            private var all: [Registration] = []
+            private var all: Set<ObjectIdentifier> = []
+            private var kept: [Registration] = []
             deinit {
-                for registration in all {
+                for registration in kept {
                     registration.builder = nil
                 }
             }
@@ -174,6 +177,9 @@ extension InjectionProbe {
 
         /// How many keys the next reset visits.
         public var resettableCount: Int { state.resettableCount }
+
+        /// How many keys are registered.
+        public var registrationCount: Int { state.registrations.count }
 
         /// Registers `type` (a fresh registration each time), as `register` does.
         @discardableResult

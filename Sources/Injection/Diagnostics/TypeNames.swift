@@ -44,7 +44,7 @@ final class TypeNames: @unchecked Sendable {  // `cache`: under `lock`.
     private func current() -> Cache {
         let known = lock.withLock { cache }
         let (generation, registrations) = state.withLock { state in
-            (state.generation, known?.generation == state.generation ? nil : Array(state.registrations.values))
+            (state.generation, known?.generation == state.generation ? nil : state.registrations.values)
         }
         if let known, registrations == nil { return known }
         var files: [ObjectIdentifier: String] = [:]
