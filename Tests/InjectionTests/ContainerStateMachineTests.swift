@@ -181,14 +181,16 @@ struct RegistrationTableTests {
         var model: Set<Int> = []
         var random = SeededRandom(seed: 0x5EED_0015)
         let types = Self.distinctTypes(400)
+        var snapshot: (machine: InjectionProbe.StateMachine, model: Set<Int>)?
         for step in 0..<6_000 {
+            if step == 3_000 { snapshot = (machine, model) }  // A copy keeps its registrations while the original changes.
             let index = Int.random(in: 0..<types.count, using: &random)
             if Bool.random(using: &random) || model.count < 50 {
                 let changes = machine.register(types[index], lifetime: .transient)
                 #expect(changes.evicted == 0)
                 model.insert(index)
             } else {
-                machine.unregister(types[index])
+                _ = machine.unregister(types[index])
                 model.remove(index)
             }
             if step % 500 == 0 || step == 5_999 {
@@ -200,7 +202,14 @@ struct RegistrationTableTests {
             }
         }
         #expect(machine.registrationCount == model.count)
-        for index in model { machine.unregister(types[index]) }
+        if let snapshot {
+            var copy = snapshot.machine
+            #expect(copy.registrationCount == snapshot.model.count)
+            for (checked, type) in types.enumerated() {
+                #expect((copy.claim(type) != .notRegistered) == snapshot.model.contains(checked), "type \(checked) in the copy")
+            }
+        }
+        for index in model { _ = machine.unregister(types[index]) }
         #expect(machine.registrationCount == 0)
         #expect(types.allSatisfy { machine.claim($0) == .notRegistered })
     }

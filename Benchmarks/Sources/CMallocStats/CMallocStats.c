@@ -16,10 +16,16 @@ long long cmallocstats_heap_in_use(void) {
     struct mallinfo2 info = mallinfo2();
     return (long long)info.uordblks;
 }
+
+void cmallocstats_settle_heap(void) {
+    malloc_trim(0);
+}
 #else
 long long cmallocstats_heap_in_use(void) {
     return -1;
 }
+
+void cmallocstats_settle_heap(void) {}
 #endif
 
 #if defined(__linux__)

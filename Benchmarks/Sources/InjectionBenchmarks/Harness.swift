@@ -186,6 +186,11 @@ func measureInterleaved(_ rows: [PendingRow], options: Options) -> [Measurement]
     for round in 0..<options.runs {
         for offset in 0..<rows.count {
             let index = (round + offset) % rows.count
+            // Each run starts from a settled heap: otherwise the millions of small chunks one row frees
+            // are merged and sorted by glibc during the next row's run (its fastbins are consolidated by
+            // the next larger request), which made (c2)'s `register` up to 100 times slower when it ran
+            // right after Injection's, and would bill any row for its neighbour's garbage.
+            cmallocstats_settle_heap()
             record(rows[index].run(results[index].iterationsPerRun), row: index)
         }
     }

@@ -1,95 +1,185 @@
-/// A container's registrations by key: one word a bucket (the registration, whose ``Registration/id``
-/// is its key), open addressing with linear probing, at most three quarters full. Deletion shifts the
-/// following entries back, so there are no tombstones. A value type, copied on write through its array.
+/// A container's registrations by key: one word a bucket (a retained registration, whose
+/// ``Registration/id`` is its key), open addressing with linear probing, at most three quarters full.
+/// Deletion shifts the following entries back, so there are no tombstones. A value type: a copy shares
+/// the buckets until one of them changes.
 ///
 /// Half the bytes of a `Dictionary` of keys and registrations, which matters at launch: a registration is
 /// the one object a container keeps per type.
 struct RegistrationTable {
-    /// A power of two buckets (none while empty).
-    private var buckets: [Registration?] = []
-    /// How many registrations there are.
-    private(set) var count = 0
+    /// The buckets; `nil` while nothing was ever registered.
+    private var buckets: Buckets?
 
     init() {}
 
+    /// How many registrations there are.
+    var count: Int { buckets?.count ?? 0 }
+
     /// The registration for `key`, if any.
     subscript(key: TypeID) -> Registration? {
-        guard let index = find(key) else { return nil }
-        return buckets[index]
+        guard let buckets, let index = buckets.find(key) else { return nil }
+        return buckets.registration(at: index)
     }
 
     /// Every registration, in no particular order.
-    var values: [Registration] { buckets.compactMap { $0 } }
+    var values: [Registration] {
+        guard let buckets else { return [] }
+        var values: [Registration] = []
+        values.reserveCapacity(buckets.count)
+        buckets.forEachIndex { values.append(buckets.registration(at: $0)) }
+        return values
+    }
 
     /// Stores `registration` under its own key; returns the one it replaced.
     mutating func updateValue(_ registration: Registration) -> Registration? {
-        if let index = find(registration.id) {
-            defer { buckets[index] = registration }
-            return buckets[index]
-        }
-        if (count + 1) * 4 > buckets.count * 3 { grow() }
-        buckets[emptyBucket(for: registration.id)] = registration
-        count += 1
-        return nil
+        let buckets = unique(adding: 1)
+        return buckets.insert(registration)
     }
 
     /// Removes the registration for `key`; returns it.
     mutating func removeValue(forKey key: TypeID) -> Registration? {
-        guard var hole = find(key) else { return nil }
-        let removed = buckets[hole]
-        let mask = buckets.count - 1
-        // Shift back each following entry of the run that may move into the hole (its home bucket is
-        // not between the hole and it, cyclically).
-        var next = (hole + 1) & mask
-        while let entry = buckets[next] {
-            let home = bucket(entry.id)
-            if (hole - home) & mask <= (next - home) & mask {
-                buckets[hole] = entry
-                hole = next
-            }
-            next = (next + 1) & mask
-        }
-        buckets[hole] = nil
-        count -= 1
-        return removed
+        guard buckets?.find(key) != nil else { return nil }
+        return unique(adding: 0).remove(key)
     }
 
     /// Removes every registration.
     mutating func removeAll() {
-        buckets = []
-        count = 0
+        buckets = nil
     }
 
-    /// The home bucket of `key`: Fibonacci hashing, whose high bits are the best mixed.
-    @inline(__always)
-    private func bucket(_ key: TypeID) -> Int {
-        let product = UInt64(truncatingIfNeeded: key.bits) &* 0x9E37_79B9_7F4A_7C15
-        return Int(truncatingIfNeeded: product &>> UInt64(64 - buckets.count.trailingZeroBitCount))
-    }
-
-    /// The index of the registration for `key`, if there is one.
-    private func find(_ key: TypeID) -> Int? {
-        guard !buckets.isEmpty else { return nil }
-        let mask = buckets.count - 1
-        var index = bucket(key)
-        while let entry = buckets[index] {
-            if entry.id == key { return index }
-            index = (index + 1) & mask
+    /// The buckets, this table's own (copied if shared), with room for `adding` more registrations.
+    private mutating func unique(adding: Int) -> Buckets {
+        let isUnique = isKnownUniquelyReferenced(&buckets)  // Before binding it, which would be a second reference.
+        guard let current = buckets else {
+            let made = Buckets.make(capacity: 8)
+            buckets = made
+            return made
         }
-        return nil
+        if (current.count + adding) * 4 > current.bucketCount * 3 {
+            buckets = current.copy(capacity: current.bucketCount * 2, moving: isUnique)
+        } else if !isUnique {
+            buckets = current.copy(capacity: current.bucketCount, moving: false)
+        }
+        return buckets.unsafelyUnwrapped
     }
 
-    /// The first empty bucket of `key`'s run.
-    private func emptyBucket(for key: TypeID) -> Int {
-        let mask = buckets.count - 1
-        var index = bucket(key)
-        while buckets[index] != nil { index = (index + 1) & mask }
-        return index
-    }
+    /// The buckets: their count and capacity (a power of two) in the header; each element a retained
+    /// registration's address, or 0.
+    private final class Buckets: ManagedBuffer<(count: Int, capacity: Int), UInt> {
+        static func make(capacity: Int) -> Buckets {
+            let buckets = unsafeDowncast(Buckets.create(minimumCapacity: capacity) { _ in (0, capacity) }, to: Buckets.self)
+            buckets.withUnsafeMutablePointerToElements { $0.initialize(repeating: 0, count: capacity) }
+            return buckets
+        }
 
-    private mutating func grow() {
-        let old = buckets
-        buckets = Array(repeating: nil, count: max(old.count * 2, 8))
-        for case let registration? in old { buckets[emptyBucket(for: registration.id)] = registration }
+        deinit {
+            forEachIndex { Unmanaged<Registration>.fromOpaque(address(at: $0)).release() }
+        }
+
+        /// A copy with `capacity` buckets: holding references of its own, or, `moving`, this one's (which
+        /// is left empty).
+        func copy(capacity: Int, moving: Bool) -> Buckets {
+            let copy = Buckets.make(capacity: capacity)
+            forEachIndex { index in
+                let registration = Unmanaged<Registration>.fromOpaque(address(at: index))
+                if !moving { _ = registration.retain() }
+                copy.withUnsafeMutablePointerToElements { $0[copy.emptyBucket(for: id(registration))] = UInt(bitPattern: registration.toOpaque()) }
+            }
+            copy.count = count
+            if moving {
+                withUnsafeMutablePointerToElements { $0.update(repeating: 0, count: bucketCount) }
+                self.count = 0
+            }
+            return copy
+        }
+
+        /// How many registrations there are. (Through the header's pointer: a `header` access checks exclusivity.)
+        var count: Int {
+            get { withUnsafeMutablePointerToHeader { $0.pointee.count } }
+            set { withUnsafeMutablePointerToHeader { $0.pointee.count = newValue } }
+        }
+
+        /// How many buckets there are: a power of two. (Not `capacity`, which may be more than asked for.)
+        var bucketCount: Int { withUnsafeMutablePointerToHeader { $0.pointee.capacity } }
+
+        @inline(__always)
+        private var mask: Int { bucketCount &- 1 }
+
+        @inline(__always)
+        private func word(at index: Int) -> UInt { withUnsafeMutablePointerToElements { $0[index] } }
+
+        @inline(__always)
+        private func address(at index: Int) -> UnsafeRawPointer { UnsafeRawPointer(bitPattern: word(at: index)).unsafelyUnwrapped }
+
+        @inline(__always)
+        private func id(_ registration: Unmanaged<Registration>) -> TypeID { registration._withUnsafeGuaranteedRef { $0.id } }
+
+        func registration(at index: Int) -> Registration {
+            Unmanaged<Registration>.fromOpaque(address(at: index)).takeUnretainedValue()
+        }
+
+        func forEachIndex(_ body: (Int) -> Void) {
+            for index in 0..<bucketCount where word(at: index) != 0 { body(index) }
+        }
+
+        /// The home bucket of `key`: Fibonacci hashing, whose high bits are the best mixed.
+        @inline(__always)
+        private func home(_ key: TypeID) -> Int {
+            let product = UInt64(truncatingIfNeeded: key.bits) &* 0x9E37_79B9_7F4A_7C15
+            return Int(truncatingIfNeeded: product &>> UInt64(64 - bucketCount.trailingZeroBitCount))
+        }
+
+        /// The index of the registration for `key`, if there is one.
+        func find(_ key: TypeID) -> Int? {
+            var index = home(key)
+            while word(at: index) != 0 {
+                if id(.fromOpaque(address(at: index))) == key { return index }
+                index = (index &+ 1) & mask
+            }
+            return nil
+        }
+
+        /// The first empty bucket of `key`'s run.
+        private func emptyBucket(for key: TypeID) -> Int {
+            var index = home(key)
+            while word(at: index) != 0 { index = (index &+ 1) & mask }
+            return index
+        }
+
+        /// Stores `registration` under its own key, with room for it; returns the one it replaced.
+        func insert(_ registration: Registration) -> Registration? {
+            let key = registration.id
+            let retained = UInt(bitPattern: Unmanaged.passRetained(registration).toOpaque())
+            if let index = find(key) {
+                let replaced = Unmanaged<Registration>.fromOpaque(address(at: index)).takeRetainedValue()
+                withUnsafeMutablePointerToElements { $0[index] = retained }
+                return replaced
+            }
+            let index = emptyBucket(for: key)
+            withUnsafeMutablePointerToElements { $0[index] = retained }
+            count += 1
+            return nil
+        }
+
+        /// Removes the registration for `key`, which is here; returns it.
+        func remove(_ key: TypeID) -> Registration {
+            var hole = find(key).unsafelyUnwrapped
+            let removed = Unmanaged<Registration>.fromOpaque(address(at: hole)).takeRetainedValue()
+            withUnsafeMutablePointerToElements { elements in
+                // Shift back each following entry of the run that may move into the hole (its home bucket
+                // is not between the hole and it, cyclically).
+                var next = (hole &+ 1) & mask
+                while elements[next] != 0 {
+                    let home = home(id(.fromOpaque(UnsafeRawPointer(bitPattern: elements[next]).unsafelyUnwrapped)))
+                    if (hole &- home) & mask <= (next &- home) & mask {
+                        elements[hole] = elements[next]
+                        hole = next
+                    }
+                    next = (next &+ 1) & mask
+                }
+                elements[hole] = 0
+            }
+            count -= 1
+            return removed
+        }
     }
 }

@@ -7,6 +7,10 @@
 /// mallinfo2 is not available. Swift's Glibc module does not export mallinfo2, hence this shim.
 long long cmallocstats_heap_in_use(void);
 
+/// Merges malloc's free chunks and gives free memory back to the system (glibc `malloc_trim(0)`; elsewhere
+/// it does nothing), so a timed run does not pay for sorting the chunks the run before it freed.
+void cmallocstats_settle_heap(void);
+
 /// Pins the calling thread to processor `index` modulo the online processors (Linux; elsewhere it does
 /// nothing). Returns 0 on success. Swift's Glibc module does not export sched_setaffinity (a GNU extension).
 int cmallocstats_pin_thread(int index);
