@@ -400,6 +400,7 @@ public final class InjectionContainer: @unchecked Sendable {
     /// no thread sees the change half-done; after unlocking, tells evicted ``InjectionDisposable``
     /// instances, remembers them for `liveInstancesFromPreviousScopes()`, and releases them. A change
     /// that returns `nil` took nothing out (and left the epoch alone).
+    @inline(__always)  // Its callers' closures are then inlined too, with no context or reference count.
     func apply(_ change: (inout ContainerState) -> ContainerState.Evictions?) {
         let taken = state.withLock { state -> ContainerState.Evictions? in
             guard var evictions = change(&state) else { return nil }

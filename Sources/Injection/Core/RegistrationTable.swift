@@ -31,14 +31,17 @@ struct RegistrationTable {
 
     /// Stores `registration` under its own key; returns the one it replaced.
     mutating func updateValue(_ registration: Registration) -> Registration? {
-        let buckets = unique(adding: 1)
-        return buckets.insert(registration)
+        // One reference, taken here and handed to the bucket: the compiler's own would come in pairs.
+        let retained = Unmanaged.passRetained(registration)
+        makeUnique(adding: 1)
+        return storage._withUnsafeGuaranteedRef { $0.insert(retained) }
     }
 
     /// Removes the registration for `key`; returns it.
     mutating func removeValue(forKey key: TypeID) -> Registration? {
         guard buckets?.find(key) != nil else { return nil }
-        return unique(adding: 0).remove(key)
+        makeUnique(adding: 0)
+        return storage._withUnsafeGuaranteedRef { $0.remove(key) }
     }
 
     /// Removes every registration.
@@ -46,20 +49,23 @@ struct RegistrationTable {
         buckets = nil
     }
 
-    /// The buckets, this table's own (copied if shared), with room for `adding` more registrations.
-    private mutating func unique(adding: Int) -> Buckets {
+    /// The buckets, which the table holds while it is borrowed: using them through this costs no
+    /// reference count, where a call on the stored reference retains it around the call.
+    @inline(__always)
+    private var storage: Unmanaged<Buckets> { .passUnretained(buckets.unsafelyUnwrapped) }
+
+    /// Makes the buckets this table's own (copied if shared), with room for `adding` more registrations.
+    private mutating func makeUnique(adding: Int) {
         let isUnique = isKnownUniquelyReferenced(&buckets)  // Before binding it, which would be a second reference.
         guard let current = buckets else {
-            let made = Buckets.make(capacity: 8)
-            buckets = made
-            return made
+            buckets = Buckets.make(capacity: 8)
+            return
         }
         if (current.count + adding) * 4 > current.bucketCount * 3 {
             buckets = current.copy(capacity: current.bucketCount * 2, moving: isUnique)
         } else if !isUnique {
             buckets = current.copy(capacity: current.bucketCount, moving: false)
         }
-        return buckets.unsafelyUnwrapped
     }
 
     /// The buckets: their count and capacity (a power of two) in the header; each element a retained
@@ -145,10 +151,11 @@ struct RegistrationTable {
             return index
         }
 
-        /// Stores `registration` under its own key, with room for it; returns the one it replaced.
-        func insert(_ registration: Registration) -> Registration? {
-            let key = registration.id
-            let retained = UInt(bitPattern: Unmanaged.passRetained(registration).toOpaque())
+        /// Stores `registration` (retained for the table) under its own key, with room for it; returns the one
+        /// it replaced.
+        func insert(_ registration: Unmanaged<Registration>) -> Registration? {
+            let key = id(registration)
+            let retained = UInt(bitPattern: registration.toOpaque())
             if let index = find(key) {
                 let replaced = Unmanaged<Registration>.fromOpaque(address(at: index)).takeRetainedValue()
                 withUnsafeMutablePointerToElements { $0[index] = retained }
