@@ -126,7 +126,6 @@ struct ContainerState {
                 registration.weakInstance = instance.object.map { WeakReference($0, type: registration.type) }
             } else {
                 registration.store(instance)
-                registration.noteDisposal(of: instance)
                 completion.cached = true
             }
             completion.stored = true
@@ -184,10 +183,10 @@ struct ContainerState {
             if registration.lifetime == .weak {
                 registration.weakInstance = nil
             } else if registration.hasInstance {
-                let isDisposable = registration.isCachedInstanceDisposable()
                 let (instance, box) = registration.takeInstance()
                 instances.append(Evicted(
-                    instance: instance, type: registration.type, isDisposable: isDisposable, isTracked: registration.ownsInstances))
+                    instance: instance, type: registration.type, isDisposable: registration.isDisposable(taken: instance),
+                    isTracked: registration.ownsInstances))
                 if let box { released.append(box) }
             }
             if let build = registration.waitable {

@@ -107,6 +107,16 @@ final class Box: ManagedBuffer<Any.Type, UInt> {  // Immutable once made; not `S
         storage(of: Value.self).pointee
     }
 
+    /// The value `box` holds, moved out of it if nothing else holds the box (which then holds nothing),
+    /// else copied: a first resolve hands its caller the box's reference instead of a new one.
+    @inline(__always)
+    static func take<Value>(_ box: consuming Box, as _: Value.Type) -> Value {
+        var box = box
+        guard isKnownUniquelyReferenced(&box) else { return box.value(as: Value.self) }
+        box.withUnsafeMutablePointerToHeader { $0.pointee = Void.self }  // What its deinit destroys: nothing.
+        return box.storage(of: Value.self).move()
+    }
+
     /// The instance as a class instance (an optional's wrapped one), or `nil` for a value type or `nil`.
     var object: AnyObject? {
         func object<Value>(_: Value.Type) -> AnyObject? { Instance.object(storage(of: Value.self).pointee) }
@@ -128,12 +138,6 @@ final class Box: ManagedBuffer<Any.Type, UInt> {  // Immutable once made; not `S
         }
         return _openExistential(type, do: isNil)
     }
-
-    /// The identity of the instance's dynamic type: see ``Instance/dynamicType(_:)``.
-    var dynamicType: ObjectIdentifier {
-        func dynamicType<Value>(_: Value.Type) -> ObjectIdentifier { Instance.dynamicType(storage(of: Value.self).pointee) }
-        return _openExistential(type, do: dynamicType)
-    }
 }
 
 /// What the container asks of an instance, whatever holds it.
@@ -147,13 +151,6 @@ enum Instance {
             value = wrapped
         }
         return Swift.type(of: value) is AnyClass ? value as AnyObject : nil
-    }
-
-    /// The identity of `value`'s dynamic type (an optional's wrapped instance's): what decides whether it
-    /// is ``InjectionDisposable``.
-    static func dynamicType<Value>(_ value: Value) -> ObjectIdentifier {
-        if _isOptional(Value.self), let wrapped = (value as? any OptionalType)?.wrapped { return ObjectIdentifier(Swift.type(of: wrapped)) }
-        return ObjectIdentifier(Swift.type(of: value as Any))
     }
 }
 
@@ -254,15 +251,12 @@ final class Registration: @unchecked Sendable {
         let rawValue: UInt8
         static let recordsEdges = Flags(rawValue: 1)
         static let isInThreadCaches = Flags(rawValue: 2)
-        /// The cached instance's answer to ``isDisposable(_:)`` is known (then ``cachedIsDisposable`` is it).
-        static let cachedDisposalKnown = Flags(rawValue: 4)
-        static let cachedIsDisposable = Flags(rawValue: 8)
         /// ``inFlight`` is a `Build` (someone waits), not the owning `Resolution`.
-        static let waited = Flags(rawValue: 16)
+        static let waited = Flags(rawValue: 4)
         /// The registration is its container's current one for its key.
-        static let isRegistered = Flags(rawValue: 32)
+        static let isRegistered = Flags(rawValue: 8)
         /// ``slot`` holds the instance.
-        static let hasInstance = Flags(rawValue: 64)
+        static let hasInstance = Flags(rawValue: 16)
     }
 
     private subscript(flag: Flags) -> Bool {
@@ -318,7 +312,6 @@ final class Registration: @unchecked Sendable {
             slot.0 = UInt(bitPattern: Unmanaged.passRetained(box).toOpaque())
         }
         flags.insert(.hasInstance)
-        flags.remove(.cachedDisposalKnown)
     }
 
     /// The cached instance in a box of its own (a copy, unless it is stored in one). Under the
@@ -425,6 +418,8 @@ final class Registration: @unchecked Sendable {
 
     private static let ownsInstancesBit: UInt8 = 0x80
     private static let storesInlineBit: UInt8 = 0x40
+    /// The value type is an `Optional`.
+    private static let isOptionalBit: UInt8 = 0x4
 
     /// Where the factory may run.
     @inline(__always)
@@ -466,18 +461,15 @@ final class Registration: @unchecked Sendable {
         self.factoryWords = factoryWords
     }
 
-    /// The ``traits`` byte of a registration of `kind` and `lifetime` whose value `fits` ``slot``.
+    /// The ``traits`` byte of a registration of `kind` and `lifetime` whose values are `Value`s.
     @inline(__always)
-    private static func traits(_ kind: Kind, _ lifetime: InjectionLifetime, fits: Bool, ownsInstances: Bool) -> UInt8 {
+    private static func traits<Value>(_ kind: Kind, _ lifetime: InjectionLifetime, _: Value.Type, ownsInstances: Bool) -> UInt8 {
+        // A value fits ``slot`` in two words or fewer, aligned to a word at most (a class instance, a
+        // class-bound protocol's, a `String`).
+        let fits = MemoryLayout<Value>.size <= MemoryLayout<(UInt, UInt)>.size && MemoryLayout<Value>.alignment <= MemoryLayout<UInt>.alignment
         let storesInline = fits && (lifetime == .scoped || lifetime == .singleton)
         return kind.rawValue | (ownsInstances ? ownsInstancesBit : 0) | (storesInline ? storesInlineBit : 0)
-    }
-
-    /// Whether a `Value` fits ``slot``: two words or fewer, aligned to a word at most (a class instance, a
-    /// class-bound protocol's, a `String`).
-    @inline(__always)
-    private static func fits<Value>(_: Value.Type) -> Bool {
-        MemoryLayout<Value>.size <= MemoryLayout<(UInt, UInt)>.size && MemoryLayout<Value>.alignment <= MemoryLayout<UInt>.alignment
+            | (_isOptional(Value.self) ? isOptionalBit : 0)
     }
 
     /// Factory words holding a new ``Rare`` with these parts, retained.
@@ -507,7 +499,7 @@ final class Registration: @unchecked Sendable {
         postConstruction: (@Sendable (Value) throws -> Void)?, ownsInstances: Bool = true
     ) {
         let words = unsafeBitCast(factory, to: (UnsafeRawPointer?, UnsafeRawPointer?).self)
-        let traits = Self.traits(.plain, lifetime, fits: Self.fits(Value.self), ownsInstances: ownsInstances)
+        let traits = Self.traits(.plain, lifetime, Value.self, ownsInstances: ownsInstances)
         if postConstruction == nil && Value.self == type.type {
             if let context = words.1 { _ = Unmanaged<AnyObject>.fromOpaque(context).retain() }
             self.init(type.id, lifetime, Self.start(of: file), traits: traits, factoryWords: words)
@@ -527,7 +519,7 @@ final class Registration: @unchecked Sendable {
         // Runs only after a claim saw a main-actor caller; the value stays on the main actor here.
         let make: Make = { Box.make(try MainActor.assumeIsolated { Unchecked(try mainActorFactory()) }.value) }
         let otherValueType: Any.Type? = Value.self == type.type ? nil : Value.self
-        self.init(type.id, lifetime, Self.start(of: file), traits: Self.traits(.mainActor, lifetime, fits: Self.fits(Value.self), ownsInstances: true),
+        self.init(type.id, lifetime, Self.start(of: file), traits: Self.traits(.mainActor, lifetime, Value.self, ownsInstances: true),
                   factoryWords: Self.rareWords((nil, nil), held: make, Self.postConstruct(postConstruction), otherValueType))
     }
 
@@ -537,7 +529,7 @@ final class Registration: @unchecked Sendable {
     ) {
         let make: MakeAsync = { Box.make(try await asyncFactory()) }
         let otherValueType: Any.Type? = Value.self == type.type ? nil : Value.self
-        self.init(type.id, lifetime, Self.start(of: file), traits: Self.traits(.async, lifetime, fits: Self.fits(Value.self), ownsInstances: true),
+        self.init(type.id, lifetime, Self.start(of: file), traits: Self.traits(.async, lifetime, Value.self, ownsInstances: true),
                   factoryWords: Self.rareWords((nil, nil), held: make, nil, otherValueType))
     }
 
@@ -608,39 +600,25 @@ final class Registration: @unchecked Sendable {
         return try await (rare?.held as! MakeAsync)()
     }
 
-    /// Notes on the instance being cached whether it must be told when evicted, if this registration
-    /// already knows for its dynamic type. Under the container's lock, right after setting ``cached``.
+    /// Whether `instance`, just taken out of this registration (``takeInstance()``), should be told it is
+    /// evicted. Under the container's lock.
     ///
-    /// Asked while the new instance is in the processor's cache, so the eviction (a logout, touching
-    /// every type of the session) reads one flag. Never asks the runtime for a conformance: the first
-    /// check of a type scans every conformance in the process (tens of microseconds on Linux), which
-    /// the first eviction pays, not the launch.
-    func noteDisposal(of instance: Box) {
-        guard ownsInstances else {
-            self[.cachedDisposalKnown] = true
-            self[.cachedIsDisposable] = false
-            return
-        }
-        if disposableType != 0, disposableType & ~1 == UInt(bitPattern: instance.dynamicType) {
-            self[.cachedDisposalKnown] = true
-            self[.cachedIsDisposable] = disposableType & 1 != 0
-        }
-    }
-
-    /// Whether the cached instance should be told it is evicted. Under the container's lock, while
-    /// ``hasInstance``, before ``takeInstance()``.
-    func isCachedInstanceDisposable() -> Bool {
-        if self[.cachedDisposalKnown] { return self[.cachedIsDisposable] }
+    /// The registration remembers the answer for the last class it asked about: the dynamic cast costs far
+    /// more than the comparison, and the first one of a type scans every conformance in the process (tens
+    /// of microseconds on Linux), which the first eviction pays, not the launch.
+    func isDisposable(taken instance: Any) -> Bool {
         guard ownsInstances else { return false }
-        func ask<Value>(_: Value.Type) -> Bool {
-            let instance = instance(as: Value.self)
-            let type = UInt(bitPattern: Instance.dynamicType(instance))
-            if disposableType & ~1 != type {
-                disposableType = type | (Instance.object(instance) is any InjectionDisposable ? 1 : 0)
-            }
-            return disposableType & 1 != 0
+        var value = instance
+        if traits & Self.isOptionalBit != 0 {
+            // The class of the instance an optional wraps decides, not the optional's own type.
+            guard let wrapped = (instance as? any OptionalType)?.wrapped else { return false }
+            value = wrapped
         }
-        return _openExistential(valueType, do: ask)
+        let type = UInt(bitPattern: ObjectIdentifier(Swift.type(of: value)))
+        if disposableType & ~1 != type {
+            disposableType = type | (Instance.object(value) is any InjectionDisposable ? 1 : 0)
+        }
+        return disposableType & 1 != 0
     }
 }
 

@@ -23,7 +23,7 @@ extension InjectionContainer {
         _ requested: AnyType, as _: Value.Type, binding: Binding?, thread: Unmanaged<ThreadState>?, caller: (any Actor)?
     ) throws(InjectionError) -> Value {
         if let binding, binding.frame != nil || binding.transaction != nil { try observe(requested, in: binding) }
-        guard let thread else { return try resolveSlowly(requested, binding: binding, caller: caller).value(as: Value.self) }
+        guard let thread else { return try Box.take(resolveSlowly(requested, binding: binding, caller: caller), as: Value.self) }
         let key = requested.id
         switch thread._withUnsafeGuaranteedRef({ $0.beginLookup(container: ObjectIdentifier(self), key: key) }) {
         case .instance(let registration)?:
@@ -38,12 +38,12 @@ extension InjectionContainer {
             defer { if pins { _ = thread._withUnsafeGuaranteedRef { $0.unpin() } } }
             if binding?.frame?.contains(key, in: ObjectIdentifier(self)) == true {
                 // A cycle through a transient: the slow path reports it.
-                return try resolveSlowly(requested, binding: binding, caller: caller).value(as: Value.self)
+                return try Box.take(resolveSlowly(requested, binding: binding, caller: caller), as: Value.self)
             }
             return try runTransient(registration, as: Value.self, binding: binding, thread: thread)
         case nil:
             thread._withUnsafeGuaranteedRef { $0.endLookup() }
-            return try resolveSlowly(requested, binding: binding, caller: caller).value(as: Value.self)
+            return try Box.take(resolveSlowly(requested, binding: binding, caller: caller), as: Value.self)
         }
     }
 
