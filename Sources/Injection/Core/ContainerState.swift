@@ -260,20 +260,23 @@ struct ContainerState {
         return evictions
     }
 
-    /// Takes `instance` out of `key`'s registration if it is still there: its `postConstruction`, or one in
-    /// its graph, failed.
-    mutating func evict(_ instance: Box, of key: TypeID) -> Evictions {
+    /// Takes `instance` out of `registration`, the one that cached it, if it is still there: its
+    /// `postConstruction`, or one in its graph, failed. (Not out of whatever is registered for its key now:
+    /// a newer registration's instance is another one.)
+    mutating func evict(_ instance: Box, from registration: Registration) -> Evictions {
         var evictions = Evictions()
-        guard let registration = registrations[key] else { return evictions }
         if registration.holds(instance) {
-            // Neither told nor tracked: it never finished its construction. The caller's `instance` holds
-            // it; a box it was stored in goes once no thread's cache leads to it.
-            if let box = registration.takeInstance().box { evictions.released.append(box) }
+            // Released once unlocked, like any evicted instance (other threads may be copying it out of the
+            // registration until the eviction reaches them), but neither told nor tracked: it never
+            // finished its construction.
+            let (value, box) = registration.takeInstance()
+            evictions.instances.append(Evicted(instance: value, type: registration.type, isDisposable: false, isTracked: false))
+            if let box { evictions.released.append(box) }
         }
         if let object = registration.weakInstance?.object, object === instance.object {
             registration.weakInstance = nil
         }
-        if registration.isInThreadCaches { evictions.threadCacheKeys.append(key) }
+        if registration.isInThreadCaches { evictions.threadCacheKeys.append(registration.id) }
         registration.isInThreadCaches = false
         return evictions
     }

@@ -72,22 +72,36 @@ struct TypeID: Hashable, Sendable {
 ///
 /// Not generic on purpose: reading a generic class's field from unspecialized code needs that class's
 /// metadata (a runtime cache lookup per read), and making one per registered type costs a metadata
-/// instantiation at launch. The header is the value's static type and nothing else; the value lives in
+/// instantiation at launch. The header is the value's static type and a store stamp; the value lives in
 /// the tail of the object (a `ManagedBuffer`), aligned for its type, so a box is one allocation of
-/// 16 + 8 bytes plus the value (48 bytes with malloc's rounding for a class instance).
-final class Box: ManagedBuffer<Any.Type, UInt> {  // Immutable once made; not `Sendable` (its superclass is not): `Unchecked` carries it across tasks.
+/// 16 + 16 bytes plus the value. It carries a built value to its registration, which keeps the value
+/// itself if it fits two words (then the box goes once the resolve returns), else keeps the box.
+final class Box: ManagedBuffer<Box.Header, UInt> {  // Immutable once made but for `stamp` (under the container's lock); not `Sendable` (its superclass is not): `Unchecked` carries it across tasks.
+    struct Header {
+        /// The stored value's static type (the registered `Value`).
+        var type: Any.Type
+        /// Which store into its registration put the value there (see ``Registration/store(_:)``); 0 if none did.
+        var stamp: UInt
+    }
+
     /// Boxes `value`.
     static func make<Value>(_ value: consuming Value) -> Box {
         // The tail is word-aligned; a value aligned more strictly gets room to align it.
         let slack = max(MemoryLayout<Value>.alignment - MemoryLayout<UInt>.alignment, 0)
         let words = (MemoryLayout<Value>.size + slack + MemoryLayout<UInt>.stride - 1) / MemoryLayout<UInt>.stride
-        let box = unsafeDowncast(Box.create(minimumCapacity: words) { _ in Value.self }, to: Box.self)
+        let box = unsafeDowncast(Box.create(minimumCapacity: words) { _ in Header(type: Value.self, stamp: 0) }, to: Box.self)
         box.storage(of: Value.self).initialize(to: consume value)  // Moved in: no copy, no extra reference count.
         return box
     }
 
     /// The stored value's static type (the registered `Value`).
-    var type: Any.Type { withUnsafeMutablePointerToHeader { $0.pointee } }  // Not `header`: a class property read checks exclusivity.
+    var type: Any.Type { withUnsafeMutablePointerToHeader { $0.pointee.type } }  // Not `header`: a class property read checks exclusivity.
+
+    /// See ``Header/stamp``. Under the container's lock.
+    var stamp: UInt {
+        get { withUnsafeMutablePointerToHeader { $0.pointee.stamp } }
+        set { withUnsafeMutablePointerToHeader { $0.pointee.stamp = newValue } }
+    }
 
     /// The value; `Value` must be the type the box was made for.
     @inline(__always)
@@ -113,7 +127,7 @@ final class Box: ManagedBuffer<Any.Type, UInt> {  // Immutable once made; not `S
     static func take<Value>(_ box: consuming Box, as _: Value.Type) -> Value {
         var box = box
         guard isKnownUniquelyReferenced(&box) else { return box.value(as: Value.self) }
-        box.withUnsafeMutablePointerToHeader { $0.pointee = Void.self }  // What its deinit destroys: nothing.
+        box.withUnsafeMutablePointerToHeader { $0.pointee.type = Void.self }  // What its deinit destroys: nothing.
         return box.storage(of: Value.self).move()
     }
 
@@ -206,7 +220,7 @@ final class Registration: @unchecked Sendable {
 
     // Stored properties are in an order that leaves no padding: a registration is the largest object the
     // container keeps per type, and it holds the cached instance itself. 16 bytes of object header, 72
-    // of fields: 88, which malloc rounds to 96.
+    // of fields (the one-byte ones share a word with `resettablePosition`): 88, which malloc rounds to 96.
 
     /// A plain factory's closure as its two words, a function and its context; or, for a registration
     /// with ``Rare`` parts, `nil` and that object. The context is retained. (A closure cast to words goes
@@ -244,6 +258,9 @@ final class Registration: @unchecked Sendable {
     /// shares memory with ``flags``, which resolves change under the lock.
     private let traits: UInt8
     @exclusivity(unchecked) private var flags: Flags = [.recordsEdges]
+    /// Counts the instances stored (wrapping): the last one's count is in its box's ``Box/stamp``, so
+    /// ``holds(_:)`` tells the instance a box carried from a later one. One byte, in what was padding.
+    @exclusivity(unchecked) private var stores: UInt8 = 0
     /// Where the key is in ``ContainerState``'s resettable list, or -1 if it is not listed (the container's).
     @exclusivity(unchecked) var resettablePosition: Int32 = -1
 
@@ -304,13 +321,13 @@ final class Registration: @unchecked Sendable {
     /// the container's lock, with nothing cached.
     func store(_ box: Box) {
         if storesInline {
-            // Zeroed first, so ``holds(_:)`` compares equal bits for the same value (padding included).
-            slot = (0, 0)
             func copy<Value>(_: Value.Type) { withSlot { _ = $0.initializeMemory(as: Value.self, to: box.value(as: Value.self)) } }
             _openExistential(valueType, do: copy)
         } else {
             slot.0 = UInt(bitPattern: Unmanaged.passRetained(box).toOpaque())
         }
+        stores &+= 1
+        box.stamp = 0x100 | UInt(stores)
         flags.insert(.hasInstance)
     }
 
@@ -337,22 +354,15 @@ final class Registration: @unchecked Sendable {
         return (_openExistential(valueType, do: copy), box)
     }
 
-    /// Whether the cached instance is the one `box` holds (for a value type: an equal one). Under the
-    /// container's lock.
+    /// Whether the cached instance is the one `box` carried here. Under the container's lock.
+    ///
+    /// By the count of stores, not by comparing values: a copy of a value need not have its bits (a weak
+    /// reference whose object died copies as `nil`). Only 256 more stores of this type before the question
+    /// is asked could make it answer wrongly, and then it evicts a newer instance, which is built again.
     func holds(_ box: Box) -> Bool {
         guard hasInstance, lifetime != .weak else { return false }
         guard storesInline else { return slotBox.toOpaque() == Unmanaged.passUnretained(box).toOpaque() }
-        // Copied as ``store(_:)`` copies, into zeroed words: the same value has the same bits.
-        func isEqual<Value>(_: Value.Type) -> Bool {
-            var copy: (UInt, UInt) = (0, 0)
-            return withUnsafeMutablePointer(to: &copy) { copy in
-                let raw = UnsafeMutableRawPointer(copy)
-                let value = raw.initializeMemory(as: Value.self, to: box.value(as: Value.self))
-                defer { value.deinitialize(count: 1) }
-                return slot == raw.load(as: (UInt, UInt).self)
-            }
-        }
-        return _openExistential(valueType, do: isEqual)
+        return box.stamp == 0x100 | UInt(stores)
     }
 
     /// The shared instance for `.weak`, while anyone holds it. Under the container's lock.

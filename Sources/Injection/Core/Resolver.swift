@@ -179,7 +179,7 @@ extension InjectionContainer {
                         made, of: registration, key: key, owner: owner, epoch: epoch, frame: frame, thread: caches ? thread : nil,
                         transaction: transaction, defersPostConstruction: true)
                 }
-                let result = end(resolution, of: outcome, key: key)
+                let result = end(resolution, of: outcome, from: registration)
                 thread.recycle(&resolution)
                 return try result.get()
             }
@@ -259,7 +259,7 @@ extension InjectionContainer {
         guard let instance else { return outcome }
         if completion.stored && defersPostConstruction && !frame.read({ $0.isRoot }) {
             // Undone with the rest of this resolution if a deferred `postConstruction` fails.
-            frame.resolution.undo.append { [self] in evict(instance, of: key) }
+            frame.resolution.undo.append { [self] in evict(instance, from: registration) }
         }
         guard let postConstruct = registration.postConstruct else { return outcome }
         let postFrame = frame.escape()  // Outlives this call when deferred.
@@ -275,7 +275,7 @@ extension InjectionContainer {
                 }
             }
             guard case .failure(let error) = finished else { return nil }
-            evict(instance, of: key)
+            evict(instance, from: registration)
             return error
         }
         if defersPostConstruction {
@@ -289,15 +289,15 @@ extension InjectionContainer {
     /// At the end of a resolution (`resolution` is its root's): runs the `postConstruction` calls
     /// deferred to it. If one fails, the root's instance must not stay cached holding an instance that
     /// was evicted for it: it is evicted, and the failure returned.
-    func end(_ resolution: Resolution?, of outcome: Result<Box, InjectionError>, key: TypeID) -> Result<Box, InjectionError> {
+    func end(_ resolution: Resolution?, of outcome: Result<Box, InjectionError>, from registration: Registration) -> Result<Box, InjectionError> {
         guard let failure = resolution?.drain(), case .success(let instance) = outcome else { return outcome }
-        evict(instance, of: key)
+        evict(instance, from: registration)
         return .failure(failure)
     }
 
-    /// Takes `instance` out of `key`'s slot if it is still there.
-    func evict(_ instance: Box, of key: TypeID) {
-        apply { $0.evict(instance, of: key) }
+    /// Takes `instance` out of `registration`, the one that cached it, if it is still there.
+    func evict(_ instance: Box, from registration: Registration) {
+        apply { $0.evict(instance, from: registration) }
     }
 
     /// Fails with ``InjectionError/Kind/tooDeep`` when the thread has less than
@@ -401,7 +401,7 @@ extension InjectionContainer {
                 let outcome = complete(
                     made, of: registration, key: key, owner: buildOwner, epoch: epoch, frame: .heap(.passUnretained(heapFrame)),
                     thread: nil, transaction: transaction, defersPostConstruction: false)
-                return try withExtendedLifetime((task, heapFrame)) { end(owner, of: outcome, key: key) }.get()
+                return try withExtendedLifetime((task, heapFrame)) { end(owner, of: outcome, from: registration) }.get()
             }
         }
     }
