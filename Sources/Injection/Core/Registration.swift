@@ -311,11 +311,26 @@ final class Registration: @unchecked Sendable {
 
     /// The cached instance. `Value` must be ``valueType``, and ``hasInstance`` true when the caller took
     /// its lock: the container's, or that of a thread's cache holding this registration.
+    ///
+    /// Read through ``slotOffset``, with no closure: the fast path runs unspecialized, where a closure
+    /// returning `Value`, or a generic standard-library helper, costs a call and a metadata lookup.
     @inline(__always)
     func instance<Value>(as _: Value.Type) -> Value {
-        if storesInline { return withSlotWords { $0.load(as: Value.self) } }
+        if storesInline {
+            let slot = UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) + Self.slotOffset
+            return slot.assumingMemoryBound(to: Value.self).pointee
+        }
         return slotBox._withUnsafeGuaranteedRef { $0.value(as: Value.self) }
     }
+
+    /// Where ``slot`` is in a registration, from its start: measured once, on a registration made for it
+    /// (a stored property of a final class has a fixed place; an `inout` access to it on a live
+    /// registration would count as a write for the runtime's exclusivity and race checks).
+    private static let slotOffset: Int = {
+        let probe = Registration(TypeID(Void.self, isKey: false), .transient, nil, traits: 0, factoryWords: (nil, nil))
+        let start = UnsafeRawPointer(Unmanaged.passUnretained(probe).toOpaque())
+        return withUnsafeMutablePointer(to: &probe.slot) { UnsafeRawPointer($0) - start }
+    }()
 
     /// Caches the instance `box` holds (`.scoped`, `.singleton`), which must be of ``valueType``. Under
     /// the container's lock, with nothing cached.
