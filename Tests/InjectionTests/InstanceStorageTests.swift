@@ -331,9 +331,9 @@ struct InstanceStorageTests {
         #expect(counts.bad == 0 && counts.made == counts.destroyed, "\(counts)")
     }
 
-    /// A `postConstruction` that throws evicts the instance it was given: for an inline value, found by
-    /// comparing the slot's bits with a copy of it. Then the next resolve builds again.
-    @Test("a failed postConstruction evicts an inline value of every layout, which is then destroyed once", arguments: [0, 1, 2, 3, 4, 5])
+    /// A `postConstruction` that throws evicts the instance it was given, whether the registration keeps
+    /// it inline (layouts 0-5) or in its box (6). Then the next resolve builds again.
+    @Test("a failed postConstruction evicts a value of every layout, inline or boxed, which is then destroyed once", arguments: [0, 1, 2, 3, 4, 5, 6])
     func postConstructionFailureEvictsInline(layout: Int) throws {
         let ledger = Ledger()
         let container = InjectionContainer()
@@ -356,9 +356,12 @@ struct InstanceStorageTests {
         case 4:
             container.register(Cell?.self, factory: { Cell(ledger) }, postConstruction: { _ in try fails() })
             resolve = { () throws(InjectionError) in try container.resolve(Cell?.self)?.isIntact ?? false }
-        default:
+        case 5:
             container.register(CellChoice.self, factory: { let cell = Cell(ledger); return .two(cell, ~cell.id) }, postConstruction: { _ in try fails() })
             resolve = { () throws(InjectionError) in try container.resolve(CellChoice.self).isIntact }
+        default:
+            container.register(CellLarge.self, factory: { CellLarge(Cell(ledger)) }, postConstruction: { _ in try fails() })
+            resolve = { () throws(InjectionError) in try container.resolve(CellLarge.self).isIntact }
         }
         #expect(throws: InjectionError.self) { _ = try resolve() }
         #expect(ledger.counts.destroyed == 1, "the failed instance is evicted and destroyed: \(ledger.counts)")

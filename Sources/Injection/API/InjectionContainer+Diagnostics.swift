@@ -103,7 +103,7 @@ extension InjectionContainer {
                 for edge in edges where edge.to == reached && !seen.contains(edge.from) {
                     seen.insert(edge.from)
                     guard let registration = state.registrations[edge.from.id] else { continue }
-                    if registration.lifetime == .weak ? registration.weakInstance?.object != nil : registration.hasInstance {
+                    if registration.hasLiveInstance {
                         holders.append(edge.from)
                     } else if registration.lifetime == .transient {
                         frontier.append(edge.from)

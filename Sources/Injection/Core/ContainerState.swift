@@ -62,7 +62,7 @@ struct ContainerState {
         isOnMainActor: () -> Bool, owner: () -> Resolution
     ) -> Claim {
         guard let registration = registrations[key] else { return .fail(.notRegistered) }
-        if registration.hasInstance && registration.lifetime != .weak {
+        if registration.lifetime != .weak && registration.hasInstance {
             return .cached(registration.instanceBox(), cacheableFor: registration)
         }
         if let object = registration.weakInstance?.object {
@@ -179,7 +179,7 @@ struct ContainerState {
         var replacedAnInstance = false
 
         /// Takes what `registration` holds out of it.
-        fileprivate mutating func empty(_ registration: Registration, key: TypeID) {
+        fileprivate mutating func empty(_ registration: Registration) {
             if registration.lifetime == .weak {
                 registration.weakInstance = nil
             } else if registration.hasInstance {
@@ -195,7 +195,7 @@ struct ContainerState {
                 build.asyncWaiters = []
             }
             registration.builder = nil
-            if registration.isInThreadCaches { threadCacheKeys.append(key) }
+            if registration.isInThreadCaches { threadCacheKeys.append(registration.id) }
             registration.isInThreadCaches = false
         }
     }
@@ -209,7 +209,7 @@ struct ContainerState {
         evictions.threadCacheKeys.reserveCapacity(resettable.count)
         for registration in resettable {
             registration.resettablePosition = -1
-            evictions.empty(registration, key: registration.id)
+            evictions.empty(registration)
         }
         resettable.removeAll(keepingCapacity: true)
         return evictions
@@ -227,8 +227,8 @@ struct ContainerState {
         guard let old = replaced else { return nil }
         var evictions = Evictions()
         if old.resettablePosition >= 0 { unlistResettable(at: Int(old.resettablePosition)) }
-        evictions.replacedAnInstance = old.lifetime == .weak ? old.weakInstance?.object != nil : old.hasInstance
-        evictions.empty(old, key: key)
+        evictions.replacedAnInstance = old.hasLiveInstance
+        evictions.empty(old)
         evictions.released.append(old)
         return evictions
     }
@@ -252,7 +252,7 @@ struct ContainerState {
         generation &+= 1
         for registration in registrations.values {
             registration.isRegistered = false
-            evictions.empty(registration, key: registration.id)
+            evictions.empty(registration)
             evictions.released.append(registration)
         }
         registrations.removeAll()

@@ -76,7 +76,7 @@ struct TypeID: Hashable, Sendable {
 /// the tail of the object (a `ManagedBuffer`), aligned for its type, so a box is one allocation of
 /// 16 + 16 bytes plus the value. It carries a built value to its registration, which keeps the value
 /// itself if it fits two words (then the box goes once the resolve returns), else keeps the box.
-final class Box: ManagedBuffer<Box.Header, UInt> {  // Immutable once made but for `stamp` (under the container's lock); not `Sendable` (its superclass is not): `Unchecked` carries it across tasks.
+final class Box: ManagedBuffer<Box.Header, UInt> {  // Immutable once made but for `stamp` (under the container's lock) and `take` (by its only holder); not `Sendable` (its superclass is not): `Unchecked` carries it across tasks.
     struct Header {
         /// The stored value's static type (the registered `Value`).
         var type: Any.Type
@@ -287,6 +287,10 @@ final class Registration: @unchecked Sendable {
     /// Whether an instance is cached (`.scoped`, `.singleton`), or held weakly (`.weak`).
     var hasInstance: Bool { self[.hasInstance] }
 
+    /// Whether an instance is cached, or held weakly and still alive: what instances built with this
+    /// registration may hold. Under the container's lock.
+    var hasLiveInstance: Bool { lifetime == .weak ? weakInstance?.object != nil : hasInstance }
+
     /// Whether the cached value lives in ``slot`` itself rather than in a box.
     @inline(__always) private var storesInline: Bool { traits & Self.storesInlineBit != 0 }
 
@@ -369,15 +373,14 @@ final class Registration: @unchecked Sendable {
         return (_openExistential(valueType, do: copy), box)
     }
 
-    /// Whether the cached instance is the one `box` carried here. Under the container's lock.
+    /// Whether the cached instance is the one `box` carried here, inline or in the box itself. Under the
+    /// container's lock.
     ///
     /// By the count of stores, not by comparing values: a copy of a value need not have its bits (a weak
     /// reference whose object died copies as `nil`). Only 256 more stores of this type before the question
     /// is asked could make it answer wrongly, and then it evicts a newer instance, which is built again.
     func holds(_ box: Box) -> Bool {
-        guard hasInstance, lifetime != .weak else { return false }
-        guard storesInline else { return slotBox.toOpaque() == Unmanaged.passUnretained(box).toOpaque() }
-        return box.stamp == 0x100 | UInt(stores)
+        hasInstance && lifetime != .weak && box.stamp == 0x100 | UInt(stores)
     }
 
     /// The shared instance for `.weak`, while anyone holds it. Under the container's lock.
@@ -441,6 +444,7 @@ final class Registration: @unchecked Sendable {
         set { self[.isInThreadCaches] = newValue }
     }
 
+    private static let kindMask: UInt8 = 0x3
     private static let ownsInstancesBit: UInt8 = 0x80
     private static let storesInlineBit: UInt8 = 0x40
     /// The value type is an `Optional`.
@@ -448,7 +452,7 @@ final class Registration: @unchecked Sendable {
 
     /// Where the factory may run.
     @inline(__always)
-    var kind: Kind { Kind(rawValue: traits & 0x3).unsafelyUnwrapped }
+    var kind: Kind { Kind(rawValue: traits & Self.kindMask).unsafelyUnwrapped }
 
     /// Whether the instances are the container's to dispose and to track after eviction: not an instance
     /// the caller supplied (`register(_:instance:)`), nor a builder's closure.

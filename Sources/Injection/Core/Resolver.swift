@@ -176,7 +176,7 @@ extension InjectionContainer {
                     (frame) -> Result<Box, InjectionError> in
                     let made = runFactory(registration, in: frame) { () throws -> Box in try registration.makeBox() }
                     return complete(
-                        made, of: registration, key: key, owner: owner, epoch: epoch, frame: frame, thread: caches ? thread : nil,
+                        made, of: registration, owner: owner, epoch: epoch, frame: frame, thread: caches ? thread : nil,
                         transaction: transaction, defersPostConstruction: true)
                 }
                 let result = end(resolution, of: outcome, from: registration)
@@ -229,7 +229,7 @@ extension InjectionContainer {
     /// resolve, when every instance of the graph is cached, so a back-reference resolves whichever
     /// type of a cycle was asked for first.
     func complete(
-        _ outcome: Result<Box, InjectionError>, of registration: Registration, key: TypeID, owner: Unmanaged<Resolution>?,
+        _ outcome: Result<Box, InjectionError>, of registration: Registration, owner: Unmanaged<Resolution>?,
         epoch: UInt64, frame: FrameRef, thread: ThreadState?, transaction: Unmanaged<Transaction>?, defersPostConstruction: Bool
     ) -> Result<Box, InjectionError> {
         var outcome = outcome
@@ -246,7 +246,7 @@ extension InjectionContainer {
                 registration, owner: owner, epoch: epoch, instance: cacheable ? instance : nil,
                 recordedEdges: frame.recordsEdges)
             if completion.cached, let thread {
-                replaced = thread.insert(registration, isFactory: false, for: key, in: ObjectIdentifier(self))
+                replaced = thread.insert(registration, isFactory: false, for: registration.id, in: ObjectIdentifier(self))
                 state.noteInThreadCaches(registration)
             }
             if let woken = completion.woken {
@@ -399,7 +399,7 @@ extension InjectionContainer {
                 let heapFrame = HeapFrame(frame, parent: parentFrame)
                 let made = await run(registration, in: heapFrame, transaction: transaction?.takeUnretainedValue())
                 let outcome = complete(
-                    made, of: registration, key: key, owner: buildOwner, epoch: epoch, frame: .heap(.passUnretained(heapFrame)),
+                    made, of: registration, owner: buildOwner, epoch: epoch, frame: .heap(.passUnretained(heapFrame)),
                     thread: nil, transaction: transaction, defersPostConstruction: false)
                 return try withExtendedLifetime((task, heapFrame)) { end(owner, of: outcome, from: registration) }.get()
             }
