@@ -61,6 +61,33 @@ struct EvictionTests {
         #expect(disposals.value == 1)
     }
 
+    @Test("every reset tells and releases each instance by its own class: a class, and a class existential whose class alternates", arguments: [false, true])
+    func resetsTellAndReleaseEachInstance(existential: Bool) throws {
+        // From the second eviction on, a registration whose cached value is a class instance or a class
+        // existential moves the object out of its slot without a copy: it must still be released once,
+        // and told by its own class (not by the class of the instance evicted before it).
+        final class Watch { weak var object: AnyObject? }
+        let container = InjectionContainer()
+        let disposals = Counter(), builds = Counter()
+        if existential {
+            container.register((any Connection).self) { () -> any Connection in
+                builds.increment()
+                return builds.value % 2 == 1 ? PlainConnection() : ClosingConnection(disposals: disposals)
+            }
+        } else {
+            container.register(ClosingConnection.self) { builds.increment(); return ClosingConnection(disposals: disposals) }
+        }
+        for round in 1...6 {
+            let watch = Watch()
+            watch.object = existential ? try container.resolve((any Connection).self) : try container.resolve(ClosingConnection.self)
+            #expect(watch.object != nil)
+            container.resetCurrentContainer()
+            #expect(watch.object == nil, "round \(round): the evicted instance was not released")
+            #expect(disposals.value == (existential ? round / 2 : round), "round \(round)")
+        }
+        #expect(builds.value == 6)
+    }
+
     @Test("evicted instances are told once, outside the lock, by reset, unregister and re-registration", .isolatedInjection)
     func disposal() {
         let disposals = Counter()

@@ -129,7 +129,7 @@ public final class InjectionContainer: @unchecked Sendable {
     ///     it runs right after the instance is cached.) Other threads may see the instance before it
     ///     finishes. If it throws, the instance and the root of its resolve are evicted and the resolve
     ///     throws. With `.transient` nothing is cached, so it cannot close a cycle.
-    @discardableResult
+    @inlinable @discardableResult
     public func register<Value>(
         _ type: Value.Type,
         lifetime: InjectionLifetime? = nil,
@@ -137,9 +137,7 @@ public final class InjectionContainer: @unchecked Sendable {
         factory: @escaping @Sendable () throws -> Value,
         postConstruction: (@Sendable (Value) throws -> Void)? = nil
     ) -> InjectionRegistration<Value> {
-        let registration = Registration(AnyType(type), lifetime: lifetime ?? defaultLifetime, file: file, factory: factory, postConstruction: postConstruction)
-        register(registration)
-        return InjectionRegistration(self, registration)
+        InjectionRegistration(self, registered(type, lifetime: lifetime, file: file, factory: factory, postConstruction: postConstruction))
     }
 
     /// Registers the factory for the typed key `Key`: one of several instances of `Key.Value`.
@@ -151,7 +149,7 @@ public final class InjectionContainer: @unchecked Sendable {
     /// ```
     /// Keys work with every lifetime and every other method: `resolve`, `isRegistered`, `unregister`,
     /// `verify()` and the graph, where the key's name stands for the instance.
-    @discardableResult
+    @inlinable @discardableResult
     public func register<Key: InjectionKey>(
         _ key: Key.Type,
         lifetime: InjectionLifetime? = nil,
@@ -159,9 +157,34 @@ public final class InjectionContainer: @unchecked Sendable {
         factory: @escaping @Sendable () throws -> Key.Value,
         postConstruction: (@Sendable (Key.Value) throws -> Void)? = nil
     ) -> InjectionRegistration<Key.Value> {
-        let registration = Registration(AnyType(key: key), lifetime: lifetime ?? defaultLifetime, file: file, factory: factory, postConstruction: postConstruction)
+        InjectionRegistration(self, registered(key: key, lifetime: lifetime, file: file, factory: factory, postConstruction: postConstruction))
+    }
+
+    /// Registers `factory` for `type` and returns the registration.
+    ///
+    /// Out of line, below `register`, which is inlined into its caller: there, a handle nobody keeps
+    /// costs no reference count (at launch, most are dropped at once), where a handle returned from
+    /// across the module boundary took a reference to the container and the registration and dropped both.
+    @usableFromInline
+    func registered<Value>(
+        _ type: Value.Type, lifetime: InjectionLifetime?, file: StaticString,
+        factory: @escaping @Sendable () throws -> Value, postConstruction: (@Sendable (Value) throws -> Void)?
+    ) -> Registration {
+        registered(Registration(AnyType(type), lifetime: lifetime ?? defaultLifetime, file: file, factory: factory, postConstruction: postConstruction))
+    }
+
+    /// Registers `factory` for the typed key `Key` and returns the registration (see the other).
+    @usableFromInline
+    func registered<Key: InjectionKey>(
+        key: Key.Type, lifetime: InjectionLifetime?, file: StaticString,
+        factory: @escaping @Sendable () throws -> Key.Value, postConstruction: (@Sendable (Key.Value) throws -> Void)?
+    ) -> Registration {
+        registered(Registration(AnyType(key: key), lifetime: lifetime ?? defaultLifetime, file: file, factory: factory, postConstruction: postConstruction))
+    }
+
+    private func registered(_ registration: consuming Registration) -> Registration {
         register(registration)
-        return InjectionRegistration(self, registration)
+        return registration
     }
 
     /// Registers an instance made already, shared as a `.singleton`.
@@ -415,8 +438,8 @@ public final class InjectionContainer: @unchecked Sendable {
         guard let evictions = taken else { return }
         for waiter in evictions.waiters { waiter.resume() }
         guard !evictions.instances.isEmpty else { return }
-        for evicted in evictions.instances where evicted.isDisposable {
-            (Instance.object(evicted.instance) as? any InjectionDisposable)?.dispose()
+        for index in evictions.instances.indices where evictions.instances[index].isDisposable {  // No copy of the others.
+            (Instance.object(evictions.instances[index].instance) as? any InjectionDisposable)?.dispose()
         }
         remember(evictions.instances)
         // `evictions` is released here, outside every lock: a deinit may use the container.

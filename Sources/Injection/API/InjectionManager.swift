@@ -96,7 +96,7 @@ public enum InjectionManager {
     /// InjectionManager.register(ViewModel.self, lifetime: .transient) { ViewModel(api: Inject()) }
     /// ```
     /// See ``InjectionContainer/register(_:lifetime:file:factory:postConstruction:)-(Value.Type,_,_,_,_)``.
-    @discardableResult
+    @inlinable @discardableResult
     public static func register<Value>(
         _ type: Value.Type,
         lifetime: InjectionLifetime? = nil,
@@ -114,7 +114,7 @@ public enum InjectionManager {
     /// InjectionManager.register(CacheDatabase.self, lifetime: .singleton) { SQLiteDatabase(path: "cache.db") }
     /// ```
     /// See ``InjectionKey``.
-    @discardableResult
+    @inlinable @discardableResult
     public static func register<Key: InjectionKey>(
         _ key: Key.Type,
         lifetime: InjectionLifetime? = nil,

@@ -15,9 +15,10 @@
 /// handle the latest `register` returned. (`.postConstruction` returns a new handle, which is then the
 /// current one; `.implements` returns the same handle.)
 public struct InjectionRegistration<Value>: Sendable {
-    let container: InjectionContainer
-    let registration: Registration
+    @usableFromInline let container: InjectionContainer
+    @usableFromInline let registration: Registration
 
+    @usableFromInline
     init(_ container: InjectionContainer, _ registration: Registration) {
         self.container = container
         self.registration = registration

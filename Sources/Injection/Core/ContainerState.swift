@@ -183,10 +183,9 @@ struct ContainerState {
             if registration.lifetime == .weak {
                 registration.weakInstance = nil
             } else if registration.hasInstance {
-                let (instance, box) = registration.takeInstance()
+                let (instance, box, isDisposable) = registration.takeInstance()
                 instances.append(Evicted(
-                    instance: instance, type: registration.type, isDisposable: registration.isDisposable(taken: instance),
-                    isTracked: registration.ownsInstances))
+                    instance: instance, type: registration.type, isDisposable: isDisposable, isTracked: registration.ownsInstances))
                 if let box { released.append(box) }
             }
             if let build = registration.waitable {
@@ -269,7 +268,7 @@ struct ContainerState {
             // Released once unlocked, like any evicted instance (other threads may be copying it out of the
             // registration until the eviction reaches them), but neither told nor tracked: it never
             // finished its construction.
-            let (value, box) = registration.takeInstance()
+            let (value, box, _) = registration.takeInstance()
             evictions.instances.append(Evicted(instance: value, type: registration.type, isDisposable: false, isTracked: false))
             if let box { evictions.released.append(box) }
         }

@@ -177,6 +177,7 @@ enum Instance {
 ///
 /// The `let`s are read anywhere; the `var`s belong to ``ContainerState`` and are touched only under the
 /// container's lock, which is why they skip the runtime's exclusivity checks.
+@usableFromInline
 final class Registration: @unchecked Sendable {
     typealias Make = @Sendable () throws -> Box
     typealias MakeAsync = @Sendable () async throws -> Box
@@ -274,6 +275,10 @@ final class Registration: @unchecked Sendable {
         static let isRegistered = Flags(rawValue: 8)
         /// ``slot`` holds the instance.
         static let hasInstance = Flags(rawValue: 16)
+        /// ``slotHoldsObject`` is known: set at the first eviction of an instance kept in ``slot``.
+        static let slotLayoutKnown = Flags(rawValue: 32)
+        /// The first word of ``slot`` is the instance's class instance, and its one reference.
+        static let slotHoldsObject = Flags(rawValue: 64)
     }
 
     private subscript(flag: Flags) -> Bool {
@@ -358,19 +363,42 @@ final class Registration: @unchecked Sendable {
         return _openExistential(valueType, do: box)
     }
 
-    /// Takes the cached instance out: the value, and the box it was in, if any, to release once the
-    /// container's lock is dropped. Under that lock, while ``hasInstance``. The words of ``slot`` stay as
-    /// they are (see there).
-    func takeInstance() -> (value: Any, box: Box?) {
+    /// Takes the cached instance out: the value, the box it was in, if any, to release once the
+    /// container's lock is dropped, and whether the value is to be told it is evicted (see
+    /// ``isDisposable(_:)``). Under that lock, while ``hasInstance``. The words of ``slot`` stay as they
+    /// are (see there).
+    func takeInstance() -> (value: Any, box: Box?, isDisposable: Bool) {
         flags.remove(.hasInstance)
-        if storesInline {
-            // Moved out of a copy of the words: the slot itself is only read.
-            func take<Value>(_: Value.Type) -> Any { withSlotWords { $0.assumingMemoryBound(to: Value.self).move() } }
-            return (_openExistential(valueType, do: take), nil)
+        guard storesInline else {
+            let box = slotBox.takeRetainedValue()  // The slot's reference.
+            func copy<Value>(_: Value.Type) -> (Any, AnyObject?) {
+                let value = box.value(as: Value.self)
+                return (value, Instance.object(value))
+            }
+            let (value, object) = _openExistential(valueType, do: copy)
+            return (value, box, isDisposable(object))
         }
-        let box = slotBox.takeRetainedValue()  // The slot's reference.
-        func copy<Value>(_: Value.Type) -> Any { box.value(as: Value.self) }
-        return (_openExistential(valueType, do: copy), box)
+        if self[.slotHoldsObject] {
+            // The first word is the instance's one reference (a class existential's others are witness
+            // tables): moved out as it is, with no copy of the value and no look-up of its type.
+            let object = Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: slot.0).unsafelyUnwrapped)
+            return (object.takeRetainedValue(), nil, isDisposable(object.takeUnretainedValue()))
+        }
+        // Moved out of a copy of the words: the slot itself is only read.
+        func take<Value>(_: Value.Type) -> (Any, AnyObject?) {
+            let value = withSlotWords { $0.assumingMemoryBound(to: Value.self).move() }
+            return (value, Instance.object(value))
+        }
+        let (value, object) = _openExistential(valueType, do: take)
+        if !self[.slotLayoutKnown] {
+            // Once per registration: a value of at most two words whose dynamic type is a class, with
+            // that object's address in its first word, is a class instance or a class existential, but
+            // for an optional, and an `any Error`, which holds some classes in a box of its own.
+            self[.slotLayoutKnown] = true
+            self[.slotHoldsObject] = traits & Self.isOptionalBit == 0 && valueType != (any Error).self
+                && object.map { UInt(bitPattern: ObjectIdentifier($0)) == slot.0 } ?? false
+        }
+        return (value, nil, isDisposable(object))
     }
 
     /// Whether the cached instance is the one `box` carried here, inline or in the box itself. Under the
@@ -629,23 +657,18 @@ final class Registration: @unchecked Sendable {
         return try await (rare?.held as! MakeAsync)()
     }
 
-    /// Whether `instance`, just taken out of this registration (``takeInstance()``), should be told it is
-    /// evicted. Under the container's lock.
+    /// Whether `object`, the class instance of a value just taken out of this registration, should be
+    /// told it is evicted: an instance the container built that is ``InjectionDisposable``. Under the
+    /// container's lock.
     ///
     /// The registration remembers the answer for the last class it asked about: the dynamic cast costs far
     /// more than the comparison, and the first one of a type scans every conformance in the process (tens
     /// of microseconds on Linux), which the first eviction pays, not the launch.
-    func isDisposable(taken instance: Any) -> Bool {
-        guard ownsInstances else { return false }
-        var value = instance
-        if traits & Self.isOptionalBit != 0 {
-            // The class of the instance an optional wraps decides, not the optional's own type.
-            guard let wrapped = (instance as? any OptionalType)?.wrapped else { return false }
-            value = wrapped
-        }
-        let type = UInt(bitPattern: ObjectIdentifier(Swift.type(of: value)))
+    private func isDisposable(_ object: AnyObject?) -> Bool {
+        guard ownsInstances, let object else { return false }
+        let type = UInt(bitPattern: ObjectIdentifier(Swift.type(of: object)))
         if disposableType & ~1 != type {
-            disposableType = type | (Instance.object(value) is any InjectionDisposable ? 1 : 0)
+            disposableType = type | (object is any InjectionDisposable ? 1 : 0)
         }
         return disposableType & 1 != 0
     }

@@ -232,9 +232,10 @@ extension InjectionContainer {
         _ outcome: Result<Box, InjectionError>, of registration: Registration, owner: Unmanaged<Resolution>?,
         epoch: UInt64, frame: FrameRef, thread: ThreadState?, transaction: Unmanaged<Transaction>?, defersPostConstruction: Bool
     ) -> Result<Box, InjectionError> {
-        var outcome = outcome
         if case .success(let instance) = outcome, registration.lifetime == .weak, instance.object == nil, !instance.isNilOptional {
-            outcome = .failure(.weakNeedsClass(registration.type, chain: frame.chain, names: names))
+            return complete(
+                .failure(.weakNeedsClass(registration.type, chain: frame.chain, names: names)), of: registration, owner: owner,
+                epoch: epoch, frame: frame, thread: thread, transaction: transaction, defersPostConstruction: defersPostConstruction)
         }
         let instance = try? outcome.get()
         // `nil` means "not available yet": the next resolve runs the factory again.
@@ -255,7 +256,9 @@ extension InjectionContainer {
             }
             return completion
         }
-        for waiter in completion.waiters { waiter.resume() }
+        if !completion.waiters.isEmpty {  // Iterating copies the array: a reference count, on every build.
+            for waiter in completion.waiters { waiter.resume() }
+        }
         guard let instance else { return outcome }
         if completion.stored && defersPostConstruction && !frame.read({ $0.isRoot }) {
             // Undone with the rest of this resolution if a deferred `postConstruction` fails.
