@@ -373,6 +373,38 @@ struct RecycledResolutionTests {
         }
     }
 
+    @Test("a thread keeps the box a first resolve emptied, and its next builds fill it with whatever small value they make")
+    func threadKeepsItsBox() {
+        struct Pair: Sendable { let number: Int; let leaf: Leaf }
+        struct Wide: Sendable { let a: Int, b: Int, c: Int, d: String }
+        let container = InjectionContainer()
+        container.register(Leaf.self) { Leaf() }
+        container.register(String.self) { String(repeating: "spare ", count: 8) }
+        container.register(Pair.self) { Pair(number: 42, leaf: Inject(Leaf.self)) }
+        container.register(Wide.self) { Wide(a: 1, b: 2, c: 3, d: "wide") }
+        container.register(Root.self) { Root(leaf: Inject(Leaf.self)) }
+        container.register(Other.self) { Other() }
+        let thread = SizedStackThread()
+        defer { thread.stop() }
+        thread.run {
+            #expect(!InjectionProbe.threadKeepsSpareBox)
+            _ = try? container.resolve(Other.self)  // The thread's first resolve makes its state.
+            let leaf = try? container.resolve(Leaf.self)
+            #expect(InjectionProbe.threadKeepsSpareBox, "nothing else held the first resolve's box")
+            #expect((try? container.resolve(String.self)) == String(repeating: "spare ", count: 8))
+            let pair = try? container.resolve(Pair.self)
+            #expect(pair?.number == 42 && pair?.leaf === leaf, "a two-word value in the kept box")
+            let wide = try? container.resolve(Wide.self)
+            #expect(wide?.a == 1 && wide?.b == 2 && wide?.c == 3 && wide?.d == "wide")
+            #expect(InjectionProbe.threadKeepsSpareBox, "a value too large for it leaves the kept box alone")
+            let root = try? container.resolve(Root.self)
+            #expect(root?.leaf === leaf, "a nested resolve gives the box back before its parent's build takes it")
+            #expect((try? container.resolve(Leaf.self)) === leaf)
+            #expect((try? container.resolve(String.self))?.hasPrefix("spare") == true)
+            #expect(InjectionProbe.threadKeepsSpareBox)
+        }
+    }
+
     @Test("on one thread, a failing deferred postConstruction evicts only its own resolve's instances, and the next resolves run theirs")
     func consecutiveResolvesKeepTheirOwnDeferredWork() throws {
         let container = InjectionContainer()

@@ -84,14 +84,30 @@ final class Box: ManagedBuffer<Box.Header, UInt> {  // Immutable once made but f
         var stamp: UInt
     }
 
-    /// Boxes `value`.
-    static func make<Value>(_ value: consuming Value) -> Box {
-        // The tail is word-aligned; a value aligned more strictly gets room to align it.
-        let slack = max(MemoryLayout<Value>.alignment - MemoryLayout<UInt>.alignment, 0)
-        let words = (MemoryLayout<Value>.size + slack + MemoryLayout<UInt>.stride - 1) / MemoryLayout<UInt>.stride
-        let box = unsafeDowncast(Box.create(minimumCapacity: words) { _ in Header(type: Value.self, stamp: 0) }, to: Box.self)
+    /// Boxes `value`, in `spare` if it is given and the value is small (see ``isSmall(_:)``): a box
+    /// ``take(_:as:keepingIn:)`` emptied, which has room for any small value.
+    static func make<Value>(_ value: consuming Value, in spare: consuming Box? = nil) -> Box {
+        var spare = spare
+        let box: Box
+        if isSmall(Value.self), let reused = spare.take() {  // Moved out: no reference count.
+            box = reused
+            box.withUnsafeMutablePointerToHeader { $0.pointee = Header(type: Value.self, stamp: 0) }
+        } else {
+            // The tail is word-aligned; a value aligned more strictly gets room to align it. A small value
+            // gets both words, so that the box can hold any small value once emptied.
+            let slack = max(MemoryLayout<Value>.alignment - MemoryLayout<UInt>.alignment, 0)
+            let words = isSmall(Value.self) ? 2 : (MemoryLayout<Value>.size + slack + MemoryLayout<UInt>.stride - 1) / MemoryLayout<UInt>.stride
+            box = unsafeDowncast(Box.create(minimumCapacity: words) { _ in Header(type: Value.self, stamp: 0) }, to: Box.self)
+        }
         box.storage(of: Value.self).initialize(to: consume value)  // Moved in: no copy, no extra reference count.
         return box
+    }
+
+    /// Whether a value of type `Value` fits two words at word alignment: a class instance, a class
+    /// existential, a `String`, most small structs.
+    @inline(__always)
+    static func isSmall<Value>(_: Value.Type) -> Bool {
+        MemoryLayout<Value>.size <= 2 * MemoryLayout<UInt>.size && MemoryLayout<Value>.alignment <= MemoryLayout<UInt>.alignment
     }
 
     /// The stored value's static type (the registered `Value`).
@@ -122,13 +138,19 @@ final class Box: ManagedBuffer<Box.Header, UInt> {  // Immutable once made but f
     }
 
     /// The value `box` holds, moved out of it if nothing else holds the box (which then holds nothing),
-    /// else copied: a first resolve hands its caller the box's reference instead of a new one.
+    /// else copied: a first resolve hands its caller the box's reference instead of a new one. An emptied
+    /// box of a small value is kept as `thread`'s spare, for its next build to fill (no allocation).
     @inline(__always)
-    static func take<Value>(_ box: consuming Box, as _: Value.Type) -> Value {
+    static func take<Value>(_ box: consuming Box, as _: Value.Type, keepingIn thread: Unmanaged<ThreadState>?) -> Value {
         var box = box
         guard isKnownUniquelyReferenced(&box) else { return box.value(as: Value.self) }
         box.withUnsafeMutablePointerToHeader { $0.pointee.type = Void.self }  // What its deinit destroys: nothing.
-        return box.storage(of: Value.self).move()
+        let value = box.storage(of: Value.self).move()
+        if let thread, isSmall(Value.self) {
+            unowned(unsafe) let state = thread.takeUnretainedValue()  // No reference count; the thread keeps it.
+            state.spareBox = consume box  // Moved: no closure may capture it, or the reference would be copied.
+        }
+        return value
     }
 
     /// The instance as a class instance (an optional's wrapped one), or `nil` for a value type or `nil`.
@@ -639,11 +661,12 @@ final class Registration: @unchecked Sendable {
     @inline(__always) var isMainActor: Bool { kind == .mainActor }
     @inline(__always) var isAsync: Bool { kind == .async }
 
-    /// Runs a synchronous factory (a main-actor one only on the main actor) and boxes its value.
-    func makeBox() throws -> Box {
+    /// Runs a synchronous factory (a main-actor one only on the main actor) and boxes its value, in
+    /// `thread`'s spare box if it has one when the factory returns (one that nested builds left).
+    func makeBox(on thread: ThreadState) throws -> Box {
         switch kind {
         case .plain:
-            func make<Value>(_: Value.Type) throws -> Box { Box.make(try typedFactory(as: Value.self)()) }
+            func make<Value>(_: Value.Type) throws -> Box { Box.make(try typedFactory(as: Value.self)(), in: Box.isSmall(Value.self) ? thread.spareBox.take() : nil) }
             return try _openExistential(valueType, do: make)
         case .mainActor:
             return try (rare?.held as! Make)()

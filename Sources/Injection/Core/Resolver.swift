@@ -23,7 +23,7 @@ extension InjectionContainer {
         _ requested: AnyType, as _: Value.Type, binding: Binding?, thread: Unmanaged<ThreadState>?, caller: (any Actor)?
     ) throws(InjectionError) -> Value {
         if let binding, binding.frame != nil || binding.transaction != nil { try observe(requested, in: binding) }
-        guard let thread else { return try Box.take(resolveSlowly(requested, binding: binding, caller: caller), as: Value.self) }
+        guard let thread else { return try Box.take(resolveSlowly(requested, binding: binding, caller: caller), as: Value.self, keepingIn: nil) }
         let key = requested.id
         switch thread._withUnsafeGuaranteedRef({ $0.beginLookup(container: ObjectIdentifier(self), key: key) }) {
         case .instance(let registration)?:
@@ -38,12 +38,12 @@ extension InjectionContainer {
             defer { if pins { _ = thread._withUnsafeGuaranteedRef { $0.unpin() } } }
             if binding?.frame?.contains(key, in: ObjectIdentifier(self)) == true {
                 // A cycle through a transient: the slow path reports it.
-                return try Box.take(resolveSlowly(requested, binding: binding, caller: caller), as: Value.self)
+                return try Box.take(resolveSlowly(requested, binding: binding, caller: caller), as: Value.self, keepingIn: thread)
             }
             return try runTransient(registration, as: Value.self, binding: binding, thread: thread)
         case nil:
             thread._withUnsafeGuaranteedRef { $0.endLookup() }
-            return try Box.take(resolveSlowly(requested, binding: binding, caller: caller), as: Value.self)
+            return try Box.take(resolveSlowly(requested, binding: binding, caller: caller), as: Value.self, keepingIn: thread)
         }
     }
 
@@ -174,7 +174,7 @@ extension InjectionContainer {
                 var resolution: Resolution?
                 let outcome = thread.run(frame, in: self, transaction: transaction, resolution: &resolution) {
                     (frame) -> Result<Box, InjectionError> in
-                    let made = runFactory(registration, in: frame) { () throws -> Box in try registration.makeBox() }
+                    let made = runFactory(registration, in: frame) { () throws -> Box in try registration.makeBox(on: thread) }
                     return complete(
                         made, of: registration, owner: owner, epoch: epoch, frame: frame, thread: caches ? thread : nil,
                         transaction: transaction, defersPostConstruction: true)
@@ -232,10 +232,9 @@ extension InjectionContainer {
         _ outcome: Result<Box, InjectionError>, of registration: Registration, owner: Unmanaged<Resolution>?,
         epoch: UInt64, frame: FrameRef, thread: ThreadState?, transaction: Unmanaged<Transaction>?, defersPostConstruction: Bool
     ) -> Result<Box, InjectionError> {
+        var outcome = outcome
         if case .success(let instance) = outcome, registration.lifetime == .weak, instance.object == nil, !instance.isNilOptional {
-            return complete(
-                .failure(.weakNeedsClass(registration.type, chain: frame.chain, names: names)), of: registration, owner: owner,
-                epoch: epoch, frame: frame, thread: thread, transaction: transaction, defersPostConstruction: defersPostConstruction)
+            outcome = .failure(.weakNeedsClass(registration.type, chain: frame.chain, names: names))
         }
         let instance = try? outcome.get()
         // `nil` means "not available yet": the next resolve runs the factory again.
@@ -416,7 +415,7 @@ extension InjectionContainer {
         guard registration.isAsync else {
             return ThreadState.withCurrent { thread in
                 thread.bind(Binding(container: .passUnretained(self), frame: ref, transaction: transaction.map { .passUnretained($0) })) {
-                    runFactory(registration, in: ref) { () throws -> Box in try registration.makeBox() }
+                    runFactory(registration, in: ref) { () throws -> Box in try registration.makeBox(on: thread) }
                 }
             }
         }

@@ -97,6 +97,10 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
     /// uncontended first resolve allocates nothing but its instance and its box.
     @exclusivity(unchecked) private var spareResolution: Resolution?
 
+    /// A box a resolve emptied of its small value, for this thread's next build to fill: a first resolve
+    /// then allocates nothing but its instance. Owner thread only.
+    @exclusivity(unchecked) var spareBox: Box?
+
     /// A resolution for a root frame that claims a build: the spare one if there is one.
     func makeResolution() -> Resolution {
         guard let spare = spareResolution else { return Resolution() }

@@ -50,6 +50,9 @@
     /// referenced it when it ended).
     public static var threadKeepsSpareResolution: Bool { ThreadState.current?.takeUnretainedValue().hasSpareResolution ?? false }
 
+    /// Whether the calling thread keeps a box a resolve emptied of its small value, for its next build.
+    public static var threadKeepsSpareBox: Bool { ThreadState.current?.takeUnretainedValue().spareBox != nil }
+
     /// How many live threads' caches hold an entry for `type` (not a key) of `container`: a thread that
     /// exits stops counting once its state is released.
     public static func threadsCaching(_ type: Any.Type, in container: InjectionContainer) -> Int {
