@@ -399,11 +399,14 @@ public final class InjectionContainer: @unchecked Sendable {
         }
         var isCurrent = true, evictedAnInstance = false
         apply { state in
-            let change = current.map { state.replace(key, with: registration, whileCurrent: $0) }
-                ?? (isCurrent: true, evictions: state.replace(key, with: registration))
-            isCurrent = change.isCurrent
-            evictedAnInstance = change.evictions?.replacedAnInstance ?? false
-            return change.evictions
+            let evictions: ContainerState.Evictions?
+            if let current {
+                (isCurrent, evictions) = state.replace(key, with: registration, whileCurrent: current)
+            } else {
+                evictions = state.replace(key, with: registration)
+            }
+            evictedAnInstance = evictions?.replacedAnInstance ?? false
+            return evictions
         }
         if evictedAnInstance { reportStaleDependents(of: registration.type) }
         return isCurrent
@@ -435,7 +438,13 @@ public final class InjectionContainer: @unchecked Sendable {
             ThreadState.evict(evictions.threadCacheKeys, of: ObjectIdentifier(self), into: &evictions.released)
             return evictions
         }
-        guard let evictions = taken else { return }
+        if let taken { finish(taken) }
+    }
+
+    /// What `apply` does after unlocking, out of line: a register at launch takes nothing out, and should
+    /// not pay for what this needs (the metadata of an array of continuations, for one).
+    @inline(never)
+    private func finish(_ evictions: consuming ContainerState.Evictions) {
         for waiter in evictions.waiters { waiter.resume() }
         guard !evictions.instances.isEmpty else { return }
         for index in evictions.instances.indices where evictions.instances[index].isDisposable {  // No copy of the others.

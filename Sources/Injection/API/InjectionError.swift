@@ -39,28 +39,47 @@ public struct InjectionError: Error, CustomStringConvertible, Sendable {
     }
 
     /// The category of the failure.
-    public let kind: Kind
+    public var kind: Kind { storage.kind }
     /// The readable name of the type that could not be resolved.
-    public let typeName: String
+    public var typeName: String { storage.typeName }
     /// The types being resolved, outermost first, ending with ``typeName``; for a cycle, the cycle itself.
-    public let chain: [String]
+    public var chain: [String] { storage.chain }
     /// The error a factory threw, for ``Kind/factoryFailed``.
-    public let underlyingError: (any Error)?
+    public var underlyingError: (any Error)? { storage.underlyingError }
     /// For ``Kind/verificationFailed``: every problem found, one error each; otherwise empty.
-    public let problems: [InjectionError]
+    public var problems: [InjectionError] { storage.problems }
     /// The full message: starts with `Injection:`, names the type and the chain, and says how to fix it.
-    public let description: String
+    public var description: String { storage.description }
+
+    /// All of it, in one object: the error is one word, so a resolve's result (its value or this error)
+    /// moves through the resolver in registers, where nine words went through the runtime's generic
+    /// copies of `Result`.
+    private let storage: Storage
+
+    private final class Storage: Sendable {
+        let kind: Kind
+        let typeName: String
+        let chain: [String]
+        let underlyingError: (any Error)?
+        let problems: [InjectionError]
+        let description: String
+
+        init(kind: Kind, typeName: String, chain: [String], underlyingError: (any Error)?, problems: [InjectionError], description: String) {
+            self.kind = kind
+            self.typeName = typeName
+            self.chain = chain
+            self.underlyingError = underlyingError
+            self.problems = problems
+            self.description = description
+        }
+    }
 
     init(
         kind: Kind, typeName: String, chain: [String], underlyingError: (any Error)? = nil,
         problems: [InjectionError] = [], description: String
     ) {
-        self.kind = kind
-        self.typeName = typeName
-        self.chain = chain
-        self.underlyingError = underlyingError
-        self.problems = problems
-        self.description = description
+        storage = Storage(
+            kind: kind, typeName: typeName, chain: chain, underlyingError: underlyingError, problems: problems, description: description)
     }
 }
 

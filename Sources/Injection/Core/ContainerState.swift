@@ -56,10 +56,11 @@ struct ContainerState {
     ///   - inheritedEpoch: The epoch of the resolution the new frame continues, if it continues one here.
     ///   - isOnMainActor: Whether the resolve is isolated to the main actor; asked only for a
     ///     main-actor registration (the check may cost a system call).
-    ///   - owner: The resolution that will own a build; asked only if one is needed.
+    ///   - owner: The resolution that will own a build (unretained: the caller keeps it alive); asked only
+    ///     if one is needed.
     mutating func claim(
         _ key: TypeID, in container: ObjectIdentifier, isAsync: Bool, isInChain: Bool, inheritedEpoch: UInt64?,
-        isOnMainActor: () -> Bool, owner: () -> Resolution
+        isOnMainActor: () -> Bool, owner: () -> Unmanaged<Resolution>
     ) -> Claim {
         guard let registration = registrations[key] else { return .fail(.notRegistered) }
         if registration.lifetime != .weak && registration.hasInstance {
@@ -83,9 +84,9 @@ struct ContainerState {
             return .build(registration, owner: nil, recordsEdges: recordsEdges, epoch: epoch, cacheable: cacheable)
         }
         let builder = owner()
-        registration.builder = builder
+        registration.builder = builder.takeUnretainedValue()
         listResettable(registration)
-        return .build(registration, owner: .passUnretained(builder), recordsEdges: recordsEdges, epoch: epoch, cacheable: false)
+        return .build(registration, owner: builder, recordsEdges: recordsEdges, epoch: epoch, cacheable: false)
     }
 
     /// What finishing a build asks for.

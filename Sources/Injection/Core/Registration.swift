@@ -84,23 +84,28 @@ final class Box: ManagedBuffer<Box.Header, UInt> {  // Immutable once made but f
         var stamp: UInt
     }
 
-    /// Boxes `value`, in `spare` if it is given and the value is small (see ``isSmall(_:)``): a box
-    /// ``take(_:as:keepingIn:)`` emptied, which has room for any small value.
-    static func make<Value>(_ value: consuming Value, in spare: consuming Box? = nil) -> Box {
-        var spare = spare
-        let box: Box
-        if isSmall(Value.self), let reused = spare.take() {  // Moved out: no reference count.
-            box = reused
-            box.withUnsafeMutablePointerToHeader { $0.pointee = Header(type: Value.self, stamp: 0) }
-        } else {
-            // The tail is word-aligned; a value aligned more strictly gets room to align it. A small value
-            // gets both words, so that the box can hold any small value once emptied.
-            let slack = max(MemoryLayout<Value>.alignment - MemoryLayout<UInt>.alignment, 0)
-            let words = isSmall(Value.self) ? 2 : (MemoryLayout<Value>.size + slack + MemoryLayout<UInt>.stride - 1) / MemoryLayout<UInt>.stride
-            box = unsafeDowncast(Box.create(minimumCapacity: words) { _ in Header(type: Value.self, stamp: 0) }, to: Box.self)
-        }
+    /// Boxes `value`.
+    static func make<Value>(_ value: consuming Value) -> Box {
+        // The tail is word-aligned; a value aligned more strictly gets room to align it. A small value
+        // gets both words, so that the box can hold any small value once emptied.
+        let slack = max(MemoryLayout<Value>.alignment - MemoryLayout<UInt>.alignment, 0)
+        let words = isSmall(Value.self) ? 2 : (MemoryLayout<Value>.size + slack + MemoryLayout<UInt>.stride - 1) / MemoryLayout<UInt>.stride
+        let box = unsafeDowncast(Box.create(minimumCapacity: words) { _ in Header(type: Value.self, stamp: 0) }, to: Box.self)
         box.storage(of: Value.self).initialize(to: consume value)  // Moved in: no copy, no extra reference count.
         return box
+    }
+
+    /// Boxes `value` in `spare` if there is one and the value is small (see ``isSmall(_:)``): a box
+    /// ``take(_:as:keepingIn:)`` emptied, which has room for any small value.
+    static func make<Value>(_ value: consuming Value, in spare: consuming Box?) -> Box {
+        switch consume spare {
+        case .some(let box) where isSmall(Value.self):
+            box.withUnsafeMutablePointerToHeader { $0.pointee = Header(type: Value.self, stamp: 0) }
+            box.storage(of: Value.self).initialize(to: consume value)
+            return box
+        default:
+            return make(value)
+        }
     }
 
     /// Whether a value of type `Value` fits two words at word alignment: a class instance, a class
@@ -318,6 +323,9 @@ final class Registration: @unchecked Sendable {
     /// registration may hold. Under the container's lock.
     var hasLiveInstance: Bool { lifetime == .weak ? weakInstance?.object != nil : hasInstance }
 
+    /// Whether the value type is an `Optional` (whose `nil` is never cached).
+    var isOptional: Bool { traits & Self.isOptionalBit != 0 }
+
     /// Whether the cached value lives in ``slot`` itself rather than in a box.
     @inline(__always) private var storesInline: Bool { traits & Self.storesInlineBit != 0 }
 
@@ -417,7 +425,7 @@ final class Registration: @unchecked Sendable {
             // that object's address in its first word, is a class instance or a class existential, but
             // for an optional, and an `any Error`, which holds some classes in a box of its own.
             self[.slotLayoutKnown] = true
-            self[.slotHoldsObject] = traits & Self.isOptionalBit == 0 && valueType != (any Error).self
+            self[.slotHoldsObject] = !isOptional && valueType != (any Error).self
                 && object.map { UInt(bitPattern: ObjectIdentifier($0)) == slot.0 } ?? false
         }
         return (value, nil, isDisposable(object))

@@ -141,9 +141,9 @@ extension InjectionContainer {
                     key, in: id, isAsync: false, isInChain: isInChain, inheritedEpoch: inheritedEpoch,
                     isOnMainActor: isOnMainActor
                 ) {
-                    if let parent, !startsResolution { return parent.resolution }
+                    if let parent, !startsResolution { return .passUnretained(parent.resolution) }  // Its root keeps it.
                     newResolution = thread.makeResolution()
-                    return newResolution!
+                    return .passUnretained(newResolution.unsafelyUnwrapped)
                 }
                 switch claim {
                 case .cached(_, let registration?) where caches:
@@ -169,8 +169,7 @@ extension InjectionContainer {
                 var frame = Frame(
                     container: id, key: key, type: requested, epoch: epoch, parent: parent,
                     startsResolution: startsResolution, recordsEdges: recordsEdges)
-                frame.retainedResolution = newResolution.map { .passRetained($0) }
-                newResolution = nil
+                frame.retainedResolution = newResolution.take().map { .passRetained($0) }
                 var resolution: Resolution?
                 let outcome = thread.run(frame, in: self, transaction: transaction, resolution: &resolution) {
                     (frame) -> Result<Box, InjectionError> in
@@ -238,7 +237,7 @@ extension InjectionContainer {
         }
         let instance = try? outcome.get()
         // `nil` means "not available yet": the next resolve runs the factory again.
-        let cacheable = instance.map { registration.lifetime == .transient || !$0.isNilOptional } ?? false
+        let cacheable = if let instance { registration.lifetime == .transient || !registration.isOptional || !instance.isNilOptional } else { false }
         var replaced: AnyObject?  // Released after unlocking.
         defer { _ = replaced }
         let completion = state.withLock { state in
@@ -358,7 +357,7 @@ extension InjectionContainer {
             if let failure = verification?.failure(for: key) { throw failure }
             let owner = Resolution()  // Async builds start resolutions of their own.
             let claim = state.withLock { state in
-                state.claim(key, in: id, isAsync: true, isInChain: isInChain, inheritedEpoch: nil, isOnMainActor: { false }) { owner }
+                state.claim(key, in: id, isAsync: true, isInChain: isInChain, inheritedEpoch: nil, isOnMainActor: { false }) { .passUnretained(owner) }
             }
             switch claim {
             case .cached(let instance, _):

@@ -206,9 +206,10 @@ extension InjectionProbe {
             _ type: Any.Type, isAsync: Bool = false, isInChain: Bool = false, onMainActor: Bool = false,
             inheritedEpoch: UInt64? = nil
         ) -> Claim {
+            let owner = Resolution()  // Kept by the registration it builds, if it builds.
             let claim = state.claim(
                 AnyType(type).id, in: container, isAsync: isAsync, isInChain: isInChain, inheritedEpoch: inheritedEpoch,
-                isOnMainActor: { onMainActor }, owner: { Resolution() })
+                isOnMainActor: { onMainActor }, owner: { .passUnretained(owner) })
             switch claim {
             case .cached: return .cached
             case .wait: return .wait
