@@ -480,3 +480,64 @@ private struct WeakCellHolder: @unchecked Sendable {
     weak var cell: Cell?
     let strong: Cell?
 }
+
+// MARK: - A value the runtime cannot take the dynamic type of
+
+/// An error that is a class, registered as `any Error & AnyObject`: the Swift runtime (6.3, Linux) crashes
+/// when asked the dynamic type of one held in an `Any`, so eviction must learn its class another way.
+private final class ClassError: Error, InjectionDisposable, @unchecked Sendable {
+    static let disposals = Counter()
+    func dispose() { Self.disposals.increment() }
+}
+private struct PostConstructionRefused: Error {}
+
+@Suite("Values whose dynamic type the runtime cannot take")
+struct OpaqueDynamicTypeTests {
+    // Each runs in a process of its own: the defect they guard against is a crash. (Found by an adversarial
+    // review: the first three crashed once eviction asked every inline value for its class instance; the
+    // reset crashed before that too.)
+
+    @Test("an any Error & AnyObject instance supplied to the container is released by removeAll and with its container")
+    func suppliedInstance() async {
+        await #expect(processExitsWith: .success) {
+            let container = InjectionContainer()
+            container.register((any Error & AnyObject).self, instance: ClassError())
+            _ = try container.resolve((any Error & AnyObject).self)
+            container.removeAll()
+            do {
+                let other = InjectionContainer()
+                other.register((any Error & AnyObject).self, instance: ClassError())
+                _ = try other.resolve((any Error & AnyObject).self)
+            }
+        }
+    }
+
+    @Test("an any Error & AnyObject instance whose postConstruction throws is evicted")
+    func failedPostConstruction() async {
+        await #expect(processExitsWith: .success) {
+            let container = InjectionContainer()
+            let builds = Counter()
+            container.register((any Error & AnyObject).self, factory: { builds.increment(); return ClassError() },
+                               postConstruction: { _ in throw PostConstructionRefused() })
+            _ = try? container.resolve((any Error & AnyObject).self)
+            _ = try? container.resolve((any Error & AnyObject).self)
+            if builds.value != 2 { exit(3) }  // Evicted: the second resolve builds again.
+        }
+    }
+
+    @Test("resets release every any Error & AnyObject instance they evict and tell it dispose()")
+    func resets() async {
+        await #expect(processExitsWith: .success) {
+            final class Watch { weak var object: AnyObject? }
+            let container = InjectionContainer()
+            container.register((any Error & AnyObject).self) { ClassError() }
+            for round in 1...3 {
+                let watch = Watch()
+                watch.object = try container.resolve((any Error & AnyObject).self)
+                container.resetCurrentContainer()
+                if watch.object != nil { exit(4) }
+                if ClassError.disposals.value != round { exit(5) }
+            }
+        }
+    }
+}

@@ -162,7 +162,7 @@ extension InjectionContainer {
     func remember(_ evicted: [ContainerState.Evicted]) {
         guard !evicted.isEmpty, observations.withLock({ $0.tracksEvictions }) else { return }
         let retiring = evicted.compactMap { evicted in
-            evicted.isTracked ? Instance.object(evicted.instance).map { WeakReference($0, type: evicted.type) } : nil
+            evicted.isTracked ? evicted.object.map { WeakReference($0, type: evicted.type) } : nil
         }
         observations.withLock { observations in
             observations.retired.removeAll { $0.object == nil }

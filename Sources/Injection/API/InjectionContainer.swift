@@ -448,7 +448,7 @@ public final class InjectionContainer: @unchecked Sendable {
         for waiter in evictions.waiters { waiter.resume() }
         guard !evictions.instances.isEmpty else { return }
         for index in evictions.instances.indices where evictions.instances[index].isDisposable {  // No copy of the others.
-            (Instance.object(evictions.instances[index].instance) as? any InjectionDisposable)?.dispose()
+            (evictions.instances[index].object as? any InjectionDisposable)?.dispose()
         }
         remember(evictions.instances)
         // `evictions` is released here, outside every lock: a deinit may use the container.

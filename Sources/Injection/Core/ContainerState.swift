@@ -155,8 +155,10 @@ struct ContainerState {
 
     /// An instance a change took out of the container.
     struct Evicted {
-        /// The instance (its value, whatever its type).
-        let instance: Any
+        /// The instance's class instance, if it has one: what is told and tracked.
+        let object: AnyObject?
+        /// The instance, whatever its type; `nil` when it is `object` alone.
+        let value: Any?
         let type: AnyType
         let isDisposable: Bool
         /// Whether `liveInstancesFromPreviousScopes()` should watch it: an instance the container built.
@@ -184,9 +186,9 @@ struct ContainerState {
             if registration.lifetime == .weak {
                 registration.weakInstance = nil
             } else if registration.hasInstance {
-                let (instance, box, isDisposable) = registration.takeInstance()
+                let (value, object, box, isDisposable) = registration.takeInstance()
                 instances.append(Evicted(
-                    instance: instance, type: registration.type, isDisposable: isDisposable, isTracked: registration.ownsInstances))
+                    object: object, value: value, type: registration.type, isDisposable: isDisposable, isTracked: registration.ownsInstances))
                 if let box { released.append(box) }
             }
             if let build = registration.waitable {
@@ -269,8 +271,8 @@ struct ContainerState {
             // Released once unlocked, like any evicted instance (other threads may be copying it out of the
             // registration until the eviction reaches them), but neither told nor tracked: it never
             // finished its construction.
-            let (value, box, _) = registration.takeInstance()
-            evictions.instances.append(Evicted(instance: value, type: registration.type, isDisposable: false, isTracked: false))
+            let (value, object, box, _) = registration.takeInstance()
+            evictions.instances.append(Evicted(object: object, value: value, type: registration.type, isDisposable: false, isTracked: false))
             if let box { evictions.released.append(box) }
         }
         if let object = registration.weakInstance?.object, object === instance.object {

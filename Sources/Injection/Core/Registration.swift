@@ -185,12 +185,13 @@ final class Box: ManagedBuffer<Box.Header, UInt> {  // Immutable once made but f
 enum Instance {
     /// `value` as a class instance (an optional's wrapped one), or `nil` for a value type or `nil`.
     static func object<Value>(_ value: Value) -> AnyObject? {
-        var value: Any = value
-        // An `Any` may hold an optional too (an evicted instance).
-        if _isOptional(Value.self) || Value.self == Any.self, let optional = value as? any OptionalType {
-            guard let wrapped = optional.wrapped else { return nil }
-            value = wrapped
+        if Value.self == (any Error & AnyObject).self {
+            // Always a class instance. The Swift runtime cannot take the dynamic type of one held in an `Any`
+            // (6.3 on Linux reads it as an error box, and crashes), so it is upcast statically.
+            return (value as! any Error & AnyObject) as AnyObject
         }
+        if _isOptional(Value.self) { return (value as? any OptionalType)?.wrappedObject }
+        let value: Any = value
         return Swift.type(of: value) is AnyClass ? value as AnyObject : nil
     }
 }
@@ -393,11 +394,12 @@ final class Registration: @unchecked Sendable {
         return _openExistential(valueType, do: box)
     }
 
-    /// Takes the cached instance out: the value, the box it was in, if any, to release once the
-    /// container's lock is dropped, and whether the value is to be told it is evicted (see
+    /// Takes the cached instance out: the value (`nil` when it is its class instance alone), its class
+    /// instance if it has one, the box it was in, if any, to release once the container's lock is dropped,
+    /// and whether the instance is to be told it is evicted (see
     /// ``isDisposable(_:)``). Under that lock, while ``hasInstance``. The words of ``slot`` stay as they
     /// are (see there).
-    func takeInstance() -> (value: Any, box: Box?, isDisposable: Bool) {
+    func takeInstance() -> (value: Any?, object: AnyObject?, box: Box?, isDisposable: Bool) {
         flags.remove(.hasInstance)
         guard storesInline else {
             let box = slotBox.takeRetainedValue()  // The slot's reference.
@@ -406,13 +408,13 @@ final class Registration: @unchecked Sendable {
                 return (value, Instance.object(value))
             }
             let (value, object) = _openExistential(valueType, do: copy)
-            return (value, box, isDisposable(object))
+            return (value, object, box, isDisposable(object))
         }
         if self[.slotHoldsObject] {
             // The first word is the instance's one reference (a class existential's others are witness
             // tables): moved out as it is, with no copy of the value and no look-up of its type.
             let object = Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: slot.0).unsafelyUnwrapped)
-            return (object.takeRetainedValue(), nil, isDisposable(object.takeUnretainedValue()))
+            return (nil, object.takeRetainedValue(), nil, isDisposable(object.takeUnretainedValue()))
         }
         // Moved out of a copy of the words: the slot itself is only read.
         func take<Value>(_: Value.Type) -> (Any, AnyObject?) {
@@ -428,7 +430,7 @@ final class Registration: @unchecked Sendable {
             self[.slotHoldsObject] = !isOptional && valueType != (any Error).self
                 && object.map { UInt(bitPattern: ObjectIdentifier($0)) == slot.0 } ?? false
         }
-        return (value, nil, isDisposable(object))
+        return (value, object, nil, isDisposable(object))
     }
 
     /// Whether the cached instance is the one `box` carried here, inline or in the box itself. Under the

@@ -106,12 +106,12 @@ final class TypeNames: @unchecked Sendable {  // `cache`: under `lock`.
 protocol OptionalType {
     static var wrappedType: Any.Type { get }
     var isNil: Bool { get }
-    /// The wrapped value, or `nil`.
-    var wrapped: Any? { get }
+    /// The wrapped value's class instance (see `Instance.object`), or `nil`.
+    var wrappedObject: AnyObject? { get }
 }
 
 extension Optional: OptionalType {
     static var wrappedType: Any.Type { Wrapped.self }
     var isNil: Bool { self == nil }
-    var wrapped: Any? { self.map { $0 } }
+    var wrappedObject: AnyObject? { self.flatMap { Instance.object($0) } }
 }
