@@ -183,13 +183,24 @@ final class Box: ManagedBuffer<Box.Header, UInt> {  // Immutable once made but f
 
 /// What the container asks of an instance, whatever holds it.
 enum Instance {
+    /// Whether `type` is an `Error` existential constrained to a class (`any Error & AnyObject`,
+    /// `any Error & SomeClass`), or an optional of one: Swift 6.3's compiler and runtime disagree on its size
+    /// (16 bytes in code that names the type, 8 in the runtime's metadata, which generic code uses), so a
+    /// value of it cannot be stored, copied or boxed safely by generic code: the register refuses it. Read
+    /// from the type's metadata (its kind and existential flags, part of Swift's stable ABI).
+    static func hasUnreliableLayout(_ type: Any.Type) -> Bool {
+        let metadata = unsafeBitCast(type, to: UnsafeRawPointer.self)
+        let kind = metadata.load(as: UInt.self)
+        // `Optional` (0x202): its wrapped type decides (the cast looks up a conformance: only optionals pay it).
+        if kind == 0x202, let optional = type as? any OptionalType.Type { return hasUnreliableLayout(optional.wrappedType) }
+        guard kind == 0x303 else { return false }  // Not an existential.
+        let flags = metadata.load(fromByteOffset: MemoryLayout<UInt>.size, as: UInt32.self)
+        let isClassConstrained = flags & 0x8000_0000 == 0, specialProtocol = (flags >> 24) & 0x3F
+        return isClassConstrained && specialProtocol == 1  // 1: `Error`.
+    }
+
     /// `value` as a class instance (an optional's wrapped one), or `nil` for a value type or `nil`.
     static func object<Value>(_ value: Value) -> AnyObject? {
-        if Value.self == (any Error & AnyObject).self {
-            // Always a class instance. The Swift runtime cannot take the dynamic type of one held in an `Any`
-            // (6.3 on Linux reads it as an error box, and crashes), so it is upcast statically.
-            return (value as! any Error & AnyObject) as AnyObject
-        }
         if _isOptional(Value.self) { return (value as? any OptionalType)?.wrappedObject }
         let value: Any = value
         return Swift.type(of: value) is AnyClass ? value as AnyObject : nil
@@ -553,12 +564,25 @@ final class Registration: @unchecked Sendable {
     /// The ``traits`` byte of a registration of `kind` and `lifetime` whose values are `Value`s.
     @inline(__always)
     private static func traits<Value>(_ kind: Kind, _ lifetime: InjectionLifetime, _: Value.Type, ownsInstances: Bool) -> UInt8 {
+        if Instance.hasUnreliableLayout(Value.self) { refuse(Value.self) }
         // A value fits ``slot`` in two words or fewer, aligned to a word at most (a class instance, a
         // class-bound protocol's, a `String`).
         let fits = MemoryLayout<Value>.size <= MemoryLayout<(UInt, UInt)>.size && MemoryLayout<Value>.alignment <= MemoryLayout<UInt>.alignment
         let storesInline = fits && (lifetime == .scoped || lifetime == .singleton)
         return kind.rawValue | (ownsInstances ? ownsInstancesBit : 0) | (storesInline ? storesInlineBit : 0)
             | (_isOptional(Value.self) ? isOptionalBit : 0)
+    }
+
+    /// Traps: `type` cannot be registered (see ``Instance/hasUnreliableLayout(_:)``).
+    @inline(never)
+    private static func refuse(_ type: Any.Type) -> Never {
+        let name = TypeNames.literal(type, named: String(describing: type))
+        preconditionFailure("""
+            Injection: \(name) cannot be registered: it is an Error existential constrained to a class, whose size \
+            Swift 6.3's compiler and runtime disagree on, so no container can store it safely. Register a protocol \
+            of your own instead (protocol AppFailure: Error, AnyObject {}, then register((any AppFailure).self) \
+            { ... }), or the class itself.
+            """)
     }
 
     /// Factory words holding a new ``Rare`` with these parts, retained.
