@@ -188,15 +188,24 @@ enum Instance {
     /// (16 bytes in code that names the type, 8 in the runtime's metadata, which generic code uses), so a
     /// value of it cannot be stored, copied or boxed safely by generic code: the register refuses it. Read
     /// from the type's metadata (its kind and existential flags, part of Swift's stable ABI).
+    @inline(__always)
     static func hasUnreliableLayout(_ type: Any.Type) -> Bool {
         let metadata = unsafeBitCast(type, to: UnsafeRawPointer.self)
-        let kind = metadata.load(as: UInt.self)
-        // `Optional` (0x202): its wrapped type decides (the cast looks up a conformance: only optionals pay it).
-        if kind == 0x202, let optional = type as? any OptionalType.Type { return hasUnreliableLayout(optional.wrappedType) }
-        guard kind == 0x303 else { return false }  // Not an existential.
-        let flags = metadata.load(fromByteOffset: MemoryLayout<UInt>.size, as: UInt32.self)
-        let isClassConstrained = flags & 0x8000_0000 == 0, specialProtocol = (flags >> 24) & 0x3F
-        return isClassConstrained && specialProtocol == 1  // 1: `Error`.
+        switch metadata.load(as: UInt.self) {  // The metadata's kind.
+        case 0x303:  // An existential: class-constrained (bit 31 clear) with `Error` as its special protocol (1 in bits 24-29).
+            return metadata.load(fromByteOffset: MemoryLayout<UInt>.size, as: UInt32.self) & 0xBF00_0000 == 0x0100_0000
+        case 0x202:  // An `Optional`: its wrapped type decides.
+            return wrapsUnreliableLayout(type)
+        default:
+            return false
+        }
+    }
+
+    /// Whether the optional type `type` wraps a type of ``hasUnreliableLayout(_:)``. Out of line: the cast
+    /// looks up a conformance, which only optionals pay.
+    @inline(never)
+    private static func wrapsUnreliableLayout(_ type: Any.Type) -> Bool {
+        (type as? any OptionalType.Type).map { hasUnreliableLayout($0.wrappedType) } ?? false
     }
 
     /// `value` as a class instance (an optional's wrapped one), or `nil` for a value type or `nil`.
