@@ -574,10 +574,9 @@ final class Registration: @unchecked Sendable {
     @inline(__always)
     private static func traits<Value>(_ kind: Kind, _ lifetime: InjectionLifetime, _: Value.Type, ownsInstances: Bool) -> UInt8 {
         if Instance.hasUnreliableLayout(Value.self) { refuse(Value.self) }
-        // A value fits ``slot`` in two words or fewer, aligned to a word at most (a class instance, a
-        // class-bound protocol's, a `String`).
-        let fits = MemoryLayout<Value>.size <= MemoryLayout<(UInt, UInt)>.size && MemoryLayout<Value>.alignment <= MemoryLayout<UInt>.alignment
-        let storesInline = fits && (lifetime == .scoped || lifetime == .singleton)
+        // A small value (two words or fewer, aligned to a word at most: a class instance, a class-bound
+        // protocol's, a `String`) fits ``slot``.
+        let storesInline = Box.isSmall(Value.self) && (lifetime == .scoped || lifetime == .singleton)
         return kind.rawValue | (ownsInstances ? ownsInstancesBit : 0) | (storesInline ? storesInlineBit : 0)
             | (_isOptional(Value.self) ? isOptionalBit : 0)
     }
