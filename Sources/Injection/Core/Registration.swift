@@ -185,9 +185,9 @@ final class Box: ManagedBuffer<Box.Header, UInt> {  // Immutable once made but f
 enum Instance {
     /// Whether `type` is an `Error` existential constrained to a class (`any Error & AnyObject`,
     /// `any Error & SomeClass`), or an optional of one: Swift 6.3's compiler and runtime disagree on its size
-    /// (16 bytes in code that names the type, 8 in the runtime's metadata, which generic code uses), so a
-    /// value of it cannot be stored, copied or boxed safely by generic code: the register refuses it. Read
-    /// from the type's metadata (its kind and existential flags, part of Swift's stable ABI).
+    /// (code that names the type may lay it out in 16 bytes where the metadata generic code reads says 8),
+    /// so generic code cannot store, copy or box one safely: the register refuses it. Read from the type's
+    /// metadata (its kind and existential flags, part of Swift's stable ABI).
     @inline(__always)
     static func hasUnreliableLayout(_ type: Any.Type) -> Bool {
         let metadata = unsafeBitCast(type, to: UnsafeRawPointer.self)
