@@ -85,6 +85,7 @@ private enum WrapperKey: InjectionKey { typealias Value = Wrapper }
 
 private final class MainModel: Sendable {}
 private final class AsyncModel: Sendable {}
+private final class CaptureOnly: Sendable {}
 private protocol MainService: Sendable {}
 extension MainModel: MainService {}
 private protocol AsyncService: Sendable {}
@@ -206,12 +207,13 @@ struct BoxLayoutReviewTests {
 @Suite("Registration: factory words of every kind")
 struct FactoryWordsReviewTests {
     @MainActor
-    @Test("main-actor and async factories, copies, implements aliases and postConstruction steps release what the factories captured exactly once")
+    @Test("main-actor and async factories, a plain factory that captures, copies, implements aliases and postConstruction steps release what the factories captured exactly once")
     func everyKindReleasesItsCaptureOnce() async throws {
         let deaths = Deaths()
         weak var mainCapture: Tracked?
         weak var asyncCapture: Tracked?
         weak var plainCapture: Tracked?
+        weak var onlyCapture: Tracked?
         do {
             let container = InjectionContainer()
             let main = Tracked("main factory", deaths), async = Tracked("async factory", deaths)
@@ -219,6 +221,10 @@ struct FactoryWordsReviewTests {
             mainCapture = main
             asyncCapture = async
             plainCapture = plain
+            // Kept apart from the registration, which holds a context-free factory's function alone.
+            let only = Tracked("capturing factory", deaths)
+            onlyCapture = only
+            container.register(CaptureOnly.self) { _ = only; return CaptureOnly() }
             container.register(MainModel.self, isolation: MainActor.shared) { _ = main; return MainModel() }
                 .implements((any MainService).self) { $0 }
                 .postConstruction { _ in _ = main }
@@ -233,10 +239,13 @@ struct FactoryWordsReviewTests {
                 let asyncModel = try await resolving.resolveAsync(AsyncModel.self)
                 #expect(try await resolving.resolveAsync((any AsyncService).self) as AnyObject === asyncModel)
                 _ = try resolving.resolve(Formatter.self)
+                _ = try resolving.resolve(CaptureOnly.self)
             }
             // Re-registering releases the old registrations' holders (the new ones hold the same captures).
             container.register(MainModel.self, isolation: MainActor.shared) { _ = main; return MainModel() }
             container.register(AsyncModel.self) { () async -> AsyncModel in _ = async; return AsyncModel() }
+            container.register(CaptureOnly.self) { _ = only; return CaptureOnly() }
+            #expect(try container.resolve(CaptureOnly.self) !== copies[2].resolve(CaptureOnly.self))
             #expect(try container.resolve(MainModel.self) !== copies[0].resolve(MainModel.self))
             _ = try await copies[1].resolveAsync(AsyncModel.self)
             #expect(deaths.total == 0, "a copy still holds every factory")
@@ -244,6 +253,8 @@ struct FactoryWordsReviewTests {
         #expect(mainCapture == nil)
         #expect(asyncCapture == nil)
         #expect(plainCapture == nil)
+        #expect(onlyCapture == nil)
+        #expect(deaths.count("capturing factory") == 1)
         #expect(deaths.count("main factory") == 1)
         #expect(deaths.count("async factory") == 1)
         #expect(deaths.count("plain factory") == 1)

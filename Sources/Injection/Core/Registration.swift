@@ -219,8 +219,8 @@ enum Instance {
 /// A registered factory and its lifetime, and the container's state for it: its cached instance or
 /// build in progress. A new object per `register`, so identity tells whether a build is still current.
 ///
-/// Not generic: the factory is kept as the two words of its closure and called typed where the type is
-/// known (the transient fast path, and the slow path through ``valueType``), so registering a type
+/// Not generic: the factory is kept as its closure's words (its function alone when it captures nothing)
+/// and called typed where the type is known (the transient fast path, and the slow path through ``valueType``), so registering a type
 /// allocates one object and instantiates no metadata for it.
 ///
 /// The `let`s are read anywhere; the `var`s belong to ``ContainerState`` and are touched only under the
@@ -243,10 +243,12 @@ final class Registration: @unchecked Sendable {
     }
 
     /// What few registrations have, held apart so the others are smaller: a main-actor or async factory,
-    /// a `postConstruction` closure, a value type other than the requested type (a key's `Value`, a
-    /// builder's closure). A registration with any of them keeps this in ``factoryWords``.
+    /// a plain factory that captures values (its closure has a context), a `postConstruction` closure,
+    /// a value type other than the requested type (a key's `Value`, a builder's closure). A registration
+    /// with any of them keeps this in ``factory`` (see there).
     private final class Rare: @unchecked Sendable {  // Immutable.
-        /// A plain factory's words (see ``factoryWords``), its context retained here; else `nil`s.
+        /// A plain factory's closure as its two words, a function and its context (retained here; see
+        /// ``typedFactory(as:)``); else `nil`s.
         let plain: (function: UnsafeRawPointer?, context: UnsafeRawPointer?)
         /// A main-actor factory's ``Make``, or an async factory's ``MakeAsync``.
         let held: Any?
@@ -268,14 +270,14 @@ final class Registration: @unchecked Sendable {
     }
 
     // Stored properties are in an order that leaves no padding: a registration is the largest object the
-    // container keeps per type, and it holds the cached instance itself. 16 bytes of object header, 72
-    // of fields (the one-byte ones share a word with `resettablePosition`): 88, which malloc rounds to 96.
+    // container keeps per type, and it holds the cached instance itself. 16 bytes of object header, 56
+    // of fields (the one-byte ones share a word with `resettablePosition`): 72, which glibc's malloc
+    // rounds to 80 (it adds a word of its own) and Darwin's keeps at 80. At launch, when thousands are
+    // made, the bytes an app touches are most of what a registration costs.
 
-    /// A plain factory's closure as its two words, a function and its context; or, for a registration
-    /// with ``Rare`` parts, `nil` and that object. The context is retained. (A closure cast to words goes
-    /// through the generic representation, which only a generic, unspecialized reader can call: see
-    /// ``typedFactory(as:)``.)
-    private let factoryWords: (function: UnsafeRawPointer?, context: UnsafeRawPointer?)
+    /// The plain factory's function, for a closure that captures nothing (its context is `nil`), the
+    /// usual `{ LiveAPI() }`; or, with ``hasRareBit`` in ``traits``, a retained ``Rare`` holding the rest.
+    private let factory: UnsafeRawPointer?
     /// The requested type's identity: the registered type, or the `InjectionKey` type (see ``type``).
     let id: TypeID
 
@@ -284,15 +286,13 @@ final class Registration: @unchecked Sendable {
     /// The instance, while ``hasInstance``: for `.scoped` and `.singleton`, the value itself when it fits
     /// two words (``storesInline``), else a retained `Box`'s address in the first word; for `.weak`, a
     /// retained `WeakReference`'s address in the first word. See ``store(_:)`` and ``weakInstance``.
+    /// While an instance is built, the second word holds the build (see ``inFlight``).
     ///
     /// A thread whose cache holds this registration copies the value out of here under its own cache
     /// lock, not the container's. So ``takeInstance()`` moves the value out without touching these
     /// words, and nothing writes them again before the eviction that follows it (in the same hold of the
     /// container's lock) has taken this registration out of every thread's cache.
     @exclusivity(unchecked) private var slot: (UInt, UInt) = (0, 0)
-    /// The build in progress, if any: the `Resolution` that owns it, or (`.waited`) the `Build` its first
-    /// waiter made, which names that owner. See ``builder`` and ``waitable``.
-    @exclusivity(unchecked) private var inFlight: AnyObject?
     /// The class of the last instance asked about in ``isDisposable(_:)`` (0: none yet), with
     /// bit 0 set if it conforms to `InjectionDisposable`: the dynamic cast costs far more than the
     /// comparison, and every eviction asks.
@@ -302,9 +302,9 @@ final class Registration: @unchecked Sendable {
     /// word, where `StaticString` takes 17 bytes); `nil` for a literal stored as a single scalar. See ``file``.
     private let fileStart: UnsafePointer<UInt8>?
     let lifetime: InjectionLifetime
-    /// The ``Kind`` (its raw value in the low bits), ``storesInline`` and ``ownsInstances``: one byte,
-    /// immutable, so it is read without the lock (a copy of the container reads it) and never
-    /// shares memory with ``flags``, which resolves change under the lock.
+    /// The ``Kind`` (its raw value in the low bits), ``isOptional``, whether ``factory`` is a ``Rare``,
+    /// ``storesInline`` and ``ownsInstances``: one byte, immutable, so it is read without the lock (a copy
+    /// of the container reads it) and never shares memory with ``flags``, which resolves change under the lock.
     private let traits: UInt8
     @exclusivity(unchecked) private var flags: Flags = [.recordsEdges]
     /// Counts the instances stored (wrapping): the last one's count is in its box's ``Box/stamp``, so
@@ -327,6 +327,8 @@ final class Registration: @unchecked Sendable {
         static let slotLayoutKnown = Flags(rawValue: 32)
         /// The first word of ``slot`` is the instance's class instance, and its one reference.
         static let slotHoldsObject = Flags(rawValue: 64)
+        /// An instance is being built: ``inFlight`` is in ``slot``'s second word.
+        static let building = Flags(rawValue: 128)
     }
 
     private subscript(flag: Flags) -> Bool {
@@ -387,7 +389,7 @@ final class Registration: @unchecked Sendable {
     /// (a stored property of a final class has a fixed place; an `inout` access to it on a live
     /// registration would count as a write for the runtime's exclusivity and race checks).
     private static let slotOffset: Int = {
-        let probe = Registration(TypeID(Void.self, isKey: false), .transient, nil, traits: 0, factoryWords: (nil, nil))
+        let probe = Registration(TypeID(Void.self, isKey: false), .transient, nil, traits: 0, function: nil)
         let start = UnsafeRawPointer(Unmanaged.passUnretained(probe).toOpaque())
         return withUnsafeMutablePointer(to: &probe.slot) { UnsafeRawPointer($0) - start }
     }()
@@ -395,6 +397,7 @@ final class Registration: @unchecked Sendable {
     /// Caches the instance `box` holds (`.scoped`, `.singleton`), which must be of ``valueType``. Under
     /// the container's lock, with nothing cached.
     func store(_ box: Box) {
+        assert(!self[.building], "Injection: an instance stored while it is being built")
         if storesInline {
             func copy<Value>(_: Value.Type) { withSlot { _ = $0.initializeMemory(as: Value.self, to: box.value(as: Value.self)) } }
             _openExistential(valueType, do: copy)
@@ -465,6 +468,7 @@ final class Registration: @unchecked Sendable {
 
     /// The shared instance for `.weak`, while anyone holds it. Under the container's lock.
     var weakInstance: WeakReference? {
+        @inline(__always)
         get {
             guard lifetime == .weak, hasInstance else { return nil }
             return Unmanaged<WeakReference>.fromOpaque(UnsafeRawPointer(bitPattern: slot.0).unsafelyUnwrapped).takeUnretainedValue()
@@ -477,12 +481,42 @@ final class Registration: @unchecked Sendable {
         }
     }
 
+    /// The build in progress, if any: the `Resolution` that owns it, or (`.waited`) the `Build` its first
+    /// waiter made, which names that owner. See ``builder`` and ``waitable``.
+    ///
+    /// Kept, retained, in ``slot``'s second word, which no instance uses while one is built: a value
+    /// kept inline is stored only after its build ended (``store(_:)``), and boxes and weak references
+    /// use the first word alone. Read only while ``Flags/building``: after an eviction the words may
+    /// still hold the evicted value's bits, and until that eviction reaches every thread's cache they
+    /// are not written (see ``slot``), which a claim, in a later hold of the lock, no longer needs.
+    private var inFlight: AnyObject? {
+        @inline(__always)
+        get {
+            guard self[.building] else { return nil }
+            return Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: slot.1).unsafelyUnwrapped).takeUnretainedValue()
+        }
+        @inline(__always)
+        set {
+            let wasBuilding = self[.building], old = wasBuilding ? slot.1 : 0
+            if let newValue {
+                assert(!(storesInline && hasInstance), "Injection: a build while the instance is cached")
+                slot.1 = UInt(bitPattern: Unmanaged.passRetained(newValue).toOpaque())
+                flags.insert(.building)
+            } else if wasBuilding {
+                flags.remove(.building)
+            }
+            if wasBuilding { Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: old).unsafelyUnwrapped).release() }
+        }
+    }
+
     /// The resolution building the instance now, if any. Setting it ends the build in progress, if any.
     var builder: Resolution? {
+        @inline(__always)
         get {
             guard let inFlight else { return nil }
             return self[.waited] ? unsafeDowncast(inFlight, to: Build.self).owner : unsafeDowncast(inFlight, to: Resolution.self)
         }
+        @inline(__always)
         set {
             inFlight = newValue
             self[.waited] = false
@@ -491,7 +525,7 @@ final class Registration: @unchecked Sendable {
 
     /// The build in progress as its waiters see it: made by the first one (an uncontended build has none).
     var waitable: Build? {
-        self[.waited] ? inFlight.map { unsafeDowncast($0, to: Build.self) } : nil
+        @inline(__always) get { self[.waited] ? inFlight.map { unsafeDowncast($0, to: Build.self) } : nil }
     }
 
     /// The handle of the build in progress, made for the first waiter if need be.
@@ -525,6 +559,8 @@ final class Registration: @unchecked Sendable {
     }
 
     private static let kindMask: UInt8 = 0x3
+    /// ``factory`` is a ``Rare``.
+    private static let hasRareBit: UInt8 = 0x8
     private static let ownsInstancesBit: UInt8 = 0x80
     private static let storesInlineBit: UInt8 = 0x40
     /// The value type is an `Optional`.
@@ -538,16 +574,16 @@ final class Registration: @unchecked Sendable {
     /// the caller supplied (`register(_:instance:)`), nor a builder's closure.
     @inline(__always) var ownsInstances: Bool { traits & Self.ownsInstancesBit != 0 }
 
-    /// The rare parts, if any: a plain factory's function word is never `nil`.
+    /// The rare parts, if any.
     private var rare: Rare? {
-        guard factoryWords.function == nil, let context = factoryWords.context else { return nil }
-        return Unmanaged<Rare>.fromOpaque(context).takeUnretainedValue()
+        guard traits & Self.hasRareBit != 0 else { return nil }
+        return Unmanaged<Rare>.fromOpaque(factory.unsafelyUnwrapped).takeUnretainedValue()
     }
 
     /// The plain factory's words, wherever they are kept.
     @inline(__always)
     private var plainWords: (function: UnsafeRawPointer?, context: UnsafeRawPointer?) {
-        factoryWords.function != nil ? factoryWords : rare?.plain ?? (nil, nil)
+        traits & Self.hasRareBit == 0 ? (factory, nil) : rare.unsafelyUnwrapped.plain
     }
 
     /// The `postConstruction` closure, run on a built value's box.
@@ -561,13 +597,22 @@ final class Registration: @unchecked Sendable {
 
     typealias PostConstruct = @Sendable (Box) throws -> Void
 
-    /// A registration whose ``factoryWords`` are `factoryWords`, their context already retained for it.
-    private init(_ id: TypeID, _ lifetime: InjectionLifetime, _ file: UnsafePointer<UInt8>?, traits: UInt8, factoryWords: (UnsafeRawPointer?, UnsafeRawPointer?)) {
+    /// A registration whose plain factory is the context-free closure `function` (`nil`: none).
+    private init(_ id: TypeID, _ lifetime: InjectionLifetime, _ file: UnsafePointer<UInt8>?, traits: UInt8, function: UnsafeRawPointer?) {
         self.id = id
         fileStart = file
         self.lifetime = lifetime
-        self.traits = traits
-        self.factoryWords = factoryWords
+        self.traits = traits & ~Self.hasRareBit
+        factory = function
+    }
+
+    /// A registration with the parts `rare` holds.
+    private init(_ id: TypeID, _ lifetime: InjectionLifetime, _ file: UnsafePointer<UInt8>?, traits: UInt8, rare: Rare) {
+        self.id = id
+        fileStart = file
+        self.lifetime = lifetime
+        self.traits = traits | Self.hasRareBit
+        factory = UnsafeRawPointer(Unmanaged.passRetained(rare).toOpaque())
     }
 
     /// The ``traits`` byte of a registration of `kind` and `lifetime` whose values are `Value`s.
@@ -593,13 +638,6 @@ final class Registration: @unchecked Sendable {
             """)
     }
 
-    /// Factory words holding a new ``Rare`` with these parts, retained.
-    private static func rareWords(
-        _ plain: (UnsafeRawPointer?, UnsafeRawPointer?), held: Any?, _ postConstruct: PostConstruct?, _ valueType: Any.Type?
-    ) -> (UnsafeRawPointer?, UnsafeRawPointer?) {
-        (nil, UnsafeRawPointer(Unmanaged.passRetained(Rare(plain, held, postConstruct, valueType)).toOpaque()))
-    }
-
     deinit {
         // The instance first: taking it out reads ``valueType``, which the rare parts may hold.
         if lifetime == .weak {
@@ -607,7 +645,8 @@ final class Registration: @unchecked Sendable {
         } else if hasInstance {
             _ = takeInstance()
         }
-        if let context = factoryWords.context { Unmanaged<AnyObject>.fromOpaque(context).release() }
+        inFlight = nil
+        if traits & Self.hasRareBit != 0 { Unmanaged<Rare>.fromOpaque(factory.unsafelyUnwrapped).release() }
     }
 
     /// A synchronous factory that runs wherever it is resolved.
@@ -621,13 +660,12 @@ final class Registration: @unchecked Sendable {
     ) {
         let words = unsafeBitCast(factory, to: (UnsafeRawPointer?, UnsafeRawPointer?).self)
         let traits = Self.traits(.plain, lifetime, Value.self, ownsInstances: ownsInstances)
-        if postConstruction == nil && Value.self == type.type {
-            if let context = words.1 { _ = Unmanaged<AnyObject>.fromOpaque(context).retain() }
-            self.init(type.id, lifetime, Self.start(of: file), traits: traits, factoryWords: words)
+        if words.1 == nil && postConstruction == nil && Value.self == type.type {
+            self.init(type.id, lifetime, Self.start(of: file), traits: traits, function: words.0)
         } else {
             let otherValueType: Any.Type? = Value.self == type.type ? nil : Value.self
             self.init(type.id, lifetime, Self.start(of: file), traits: traits,
-                      factoryWords: Self.rareWords(words, held: nil, Self.postConstruct(postConstruction), otherValueType))
+                      rare: Rare(words, nil, Self.postConstruct(postConstruction), otherValueType))
         }
     }
 
@@ -641,7 +679,7 @@ final class Registration: @unchecked Sendable {
         let make: Make = { Box.make(try MainActor.assumeIsolated { Unchecked(try mainActorFactory()) }.value) }
         let otherValueType: Any.Type? = Value.self == type.type ? nil : Value.self
         self.init(type.id, lifetime, Self.start(of: file), traits: Self.traits(.mainActor, lifetime, Value.self, ownsInstances: true),
-                  factoryWords: Self.rareWords((nil, nil), held: make, Self.postConstruct(postConstruction), otherValueType))
+                  rare: Rare((nil, nil), make, Self.postConstruct(postConstruction), otherValueType))
     }
 
     /// An async factory: only `resolveAsync` and `prepare` run it.
@@ -651,21 +689,18 @@ final class Registration: @unchecked Sendable {
         let make: MakeAsync = { Box.make(try await asyncFactory()) }
         let otherValueType: Any.Type? = Value.self == type.type ? nil : Value.self
         self.init(type.id, lifetime, Self.start(of: file), traits: Self.traits(.async, lifetime, Value.self, ownsInstances: true),
-                  factoryWords: Self.rareWords((nil, nil), held: make, nil, otherValueType))
+                  rare: Rare((nil, nil), make, nil, otherValueType))
     }
 
     /// The same registration for another container (`InjectionContainer(copying:)`), with nothing built.
     func copy() -> Registration {
         // A supplied instance is one object shared by every copy: its `postConstruction` ran (or runs) in
         // the container it was registered in, not once more per copy.
-        guard let rare else {
-            if let context = factoryWords.context { _ = Unmanaged<AnyObject>.fromOpaque(context).retain() }
-            return Registration(id, lifetime, fileStart, traits: traits, factoryWords: factoryWords)
-        }
+        guard let rare else { return Registration(id, lifetime, fileStart, traits: traits, function: factory) }
         guard !ownsInstances, rare.postConstruct != nil else {  // Immutable: the copies share it.
-            return Registration(id, lifetime, fileStart, traits: traits, factoryWords: (nil, UnsafeRawPointer(Unmanaged.passRetained(rare).toOpaque())))
+            return Registration(id, lifetime, fileStart, traits: traits, rare: rare)
         }
-        return Registration(id, lifetime, fileStart, traits: traits, factoryWords: Self.rareWords(rare.plain, held: rare.held, nil, rare.valueType))
+        return Registration(id, lifetime, fileStart, traits: traits, rare: Rare(rare.plain, rare.held, nil, rare.valueType))
     }
 
     /// The same registration with `postConstruction` run after the ones it has, with nothing built.
@@ -680,7 +715,7 @@ final class Registration: @unchecked Sendable {
         } else {
             chained = added
         }
-        return Registration(id, lifetime, fileStart, traits: traits, factoryWords: Self.rareWords(plainWords, held: rare?.held, chained, rare?.valueType))
+        return Registration(id, lifetime, fileStart, traits: traits, rare: Rare(plainWords, rare?.held, chained, rare?.valueType))
     }
 
     private static func start(of file: StaticString) -> UnsafePointer<UInt8>? {

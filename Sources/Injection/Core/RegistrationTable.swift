@@ -1,5 +1,6 @@
 /// A container's registrations by key: one word a bucket (a retained registration, whose
-/// ``Registration/id`` is its key), open addressing with linear probing, at most three quarters full.
+/// ``Registration/id`` is its key, tagged with a few bits of the key's hash), open addressing with
+/// linear probing, at most three quarters full.
 /// Deletion shifts the following entries back, so there are no tombstones. A value type: a copy shares
 /// the buckets until one of them changes.
 ///
@@ -69,7 +70,9 @@ struct RegistrationTable {
     }
 
     /// The buckets: their count and capacity (a power of two) in the header; each element a retained
-    /// registration's address, or 0.
+    /// registration's address with its key's ``tag(_:)`` in the low bits its alignment leaves zero, or 0.
+    /// A probe reads the registration (for its key) only where the tag matches: most buckets it passes
+    /// are skipped without touching memory elsewhere.
     private final class Buckets: ManagedBuffer<(count: Int, capacity: Int), UInt> {
         static func make(capacity: Int) -> Buckets {
             let buckets = unsafeDowncast(Buckets.create(minimumCapacity: capacity) { _ in (0, capacity) }, to: Buckets.self)
@@ -88,7 +91,8 @@ struct RegistrationTable {
             forEachIndex { index in
                 let registration = Unmanaged<Registration>.fromOpaque(address(at: index))
                 if !moving { _ = registration.retain() }
-                copy.withUnsafeMutablePointerToElements { $0[copy.emptyBucket(for: id(registration))] = UInt(bitPattern: registration.toOpaque()) }
+                let word = word(at: index)
+                copy.withUnsafeMutablePointerToElements { $0[copy.slot(for: id(registration)).index] = word }
             }
             copy.count = count
             if moving {
@@ -114,7 +118,20 @@ struct RegistrationTable {
         private func word(at index: Int) -> UInt { withUnsafeMutablePointerToElements { $0[index] } }
 
         @inline(__always)
-        private func address(at index: Int) -> UnsafeRawPointer { UnsafeRawPointer(bitPattern: word(at: index)).unsafelyUnwrapped }
+        private func address(at index: Int) -> UnsafeRawPointer { Self.address(word(at: index)) }
+
+        /// The bits of a bucket's word that a registration's address leaves zero (it is aligned to a word).
+        private static let tagMask = UInt(MemoryLayout<UInt>.alignment - 1)
+
+        @inline(__always)
+        private static func address(_ word: UInt) -> UnsafeRawPointer { UnsafeRawPointer(bitPattern: word & ~tagMask).unsafelyUnwrapped }
+
+        /// The bits of `key`'s hash kept beside its registration's address: below those ``home(_:)`` uses
+        /// for any table of up to 2^29 buckets.
+        @inline(__always)
+        private static func tag(_ key: TypeID) -> UInt {
+            UInt(truncatingIfNeeded: (UInt64(truncatingIfNeeded: key.bits) &* 0x9E37_79B9_7F4A_7C15) &>> 32) & tagMask
+        }
 
         @inline(__always)
         private func id(_ registration: Unmanaged<Registration>) -> TypeID { registration._withUnsafeGuaranteedRef { $0.id } }
@@ -135,36 +152,36 @@ struct RegistrationTable {
         }
 
         /// The index of the registration for `key`, if there is one.
+        @inline(__always)
         func find(_ key: TypeID) -> Int? {
-            var index = home(key)
-            while word(at: index) != 0 {
-                if id(.fromOpaque(address(at: index))) == key { return index }
-                index = (index &+ 1) & mask
-            }
-            return nil
+            let (index, found) = slot(for: key)
+            return found ? index : nil
         }
 
-        /// The first empty bucket of `key`'s run.
-        private func emptyBucket(for key: TypeID) -> Int {
+        /// The bucket of `key`'s registration (`found`), else the empty bucket that ends its run.
+        @inline(__always)
+        private func slot(for key: TypeID) -> (index: Int, found: Bool) {
+            let tag = Self.tag(key)
             var index = home(key)
-            while word(at: index) != 0 { index = (index &+ 1) & mask }
-            return index
+            while true {
+                let word = word(at: index)
+                if word == 0 { return (index, false) }
+                if word & Self.tagMask == tag && id(.fromOpaque(Self.address(word))) == key { return (index, true) }
+                index = (index &+ 1) & mask
+            }
         }
 
         /// Stores `registration` (retained for the table) under its own key, with room for it; returns the one
         /// it replaced.
         func insert(_ registration: Unmanaged<Registration>) -> Registration? {
             let key = id(registration)
-            let retained = UInt(bitPattern: registration.toOpaque())
-            if let index = find(key) {
-                let replaced = Unmanaged<Registration>.fromOpaque(address(at: index)).takeRetainedValue()
-                withUnsafeMutablePointerToElements { $0[index] = retained }
-                return replaced
-            }
-            let index = emptyBucket(for: key)
-            withUnsafeMutablePointerToElements { $0[index] = retained }
-            count += 1
-            return nil
+            assert(UInt(bitPattern: registration.toOpaque()) & Self.tagMask == 0, "Injection: a registration not aligned to a word")
+            let word = UInt(bitPattern: registration.toOpaque()) | Self.tag(key)
+            let (index, found) = slot(for: key)
+            let replaced = found ? Unmanaged<Registration>.fromOpaque(address(at: index)).takeRetainedValue() : nil
+            withUnsafeMutablePointerToElements { $0[index] = word }
+            if !found { count += 1 }
+            return replaced
         }
 
         /// Removes the registration for `key`, which is here; returns it.
@@ -176,7 +193,7 @@ struct RegistrationTable {
                 // is not between the hole and it, cyclically).
                 var next = (hole &+ 1) & mask
                 while elements[next] != 0 {
-                    let home = home(id(.fromOpaque(UnsafeRawPointer(bitPattern: elements[next]).unsafelyUnwrapped)))
+                    let home = home(id(.fromOpaque(Self.address(elements[next]))))
                     if (hole &- home) & mask <= (next &- home) & mask {
                         elements[hole] = elements[next]
                         hole = next
