@@ -213,4 +213,48 @@ struct RegistrationTableTests {
         #expect(machine.registrationCount == 0)
         #expect(types.allSatisfy { machine.claim($0) == .notRegistered })
     }
+
+    @Test("a type, the same type as a key and as a builder are three registrations, each answering for itself")
+    func rolesOfOneTypeAreThreeKeys() throws {
+        // Their keys differ in flag bits alone (the type's metadata is the same): the table tells them apart.
+        let container = InjectionContainer()
+        registerAsType(container) { ThreeRoles(1) }
+        container.register(ThreeRoles.self) { () -> Int in 2 }  // As an `InjectionKey`.
+        container.register(ThreeRoles.self) { (_: ThreeRoles) in 3 }  // As a `Builder`.
+        #expect(try resolveAsType(container).number == 1)
+        #expect(try container.resolve(ThreeRoles.self) as Int == 2)
+        #expect(try container.build(ThreeRoles(0)) == 3)
+
+        container.unregister(ThreeRoles.self) as Void  // The key.
+        #expect(try resolveAsType(container).number == 1)
+        #expect(throws: InjectionError.self) { try container.resolve(ThreeRoles.self) as Int }
+        #expect(try container.build(ThreeRoles(0)) == 3)
+
+        unregisterAsType(container)
+        container.register(ThreeRoles.self) { () -> Int in 4 }
+        #expect(throws: InjectionError.self) { try resolveAsType(container) }
+        #expect(try container.resolve(ThreeRoles.self) as Int == 4)
+        #expect(try container.build(ThreeRoles(0)) == 3)
+
+        container.unregister(builder: ThreeRoles.self)
+        #expect(throws: InjectionError.self) { try container.build(ThreeRoles(0)) }
+        #expect(try container.resolve(ThreeRoles.self) as Int == 4)
+    }
 }
+
+/// One type registered three ways: as itself, as an `InjectionKey` and as a `Builder`.
+private final class ThreeRoles: InjectionKey, Builder, Sendable {
+    typealias Value = Int
+    typealias BuildResult = Int
+    let number: Int
+    init(_ number: Int) { self.number = number }
+}
+
+// Unconstrained, so the calls below pick the overloads for a type, not those for a key.
+private func registerAsType<Value>(_ container: InjectionContainer, _ factory: @escaping @Sendable () -> Value) {
+    container.register(Value.self, factory: factory)
+}
+private func resolveAsType(_ container: InjectionContainer) throws -> ThreeRoles { try resolveType(container, ThreeRoles.self) }
+private func resolveType<Value>(_ container: InjectionContainer, _ type: Value.Type) throws -> Value { try container.resolve(type) }
+private func unregisterAsType(_ container: InjectionContainer) { unregisterType(container, ThreeRoles.self) }
+private func unregisterType<Value>(_ container: InjectionContainer, _ type: Value.Type) { container.unregister(type) }

@@ -349,6 +349,88 @@ struct BuildHandleReviewTests {
     }
 }
 
+// MARK: - A build in flight, kept where a cached instance goes
+
+/// Two words, a heap `String` among them: cached in its registration's own words.
+private struct Text: Sendable, Equatable { let text: String }
+private struct PostConstructionRefused: Error {}
+private final class Held: Sendable {
+    let run: Int
+    init(run: Int) { self.run = run }
+}
+
+@Suite("A build in flight and the instance in its registration's words")
+struct BuildInFlightTests {
+    @Test("a value kept in its registration's words: a build abandoned with a waiter, the waiter's rebuild, an eviction by a failing postConstruction, and the build after it")
+    func inlineValueThroughAbandonedAndEvictedBuilds() throws {
+        let container = InjectionContainer()
+        let entered = Gate(), release = Gate()
+        let runs = Counter(), refusals = Counter()
+        let refuseNext = Latch()
+        container.register(Text.self) {
+            let run = runs.increment()
+            if run == 1 {
+                entered.open()
+                release.wait()
+            }
+            return Text(text: "a string too long to fit in a String's own words, run \(run)")
+        } postConstruction: { _ in
+            if refuseNext.wait(seconds: 0) && refusals.increment() == 1 { throw PostConstructionRefused() }
+        }
+        let results = Collector<Text?>()
+        onThread { results.append(try? container.resolve(Text.self)) }
+        #expect(entered.wait())
+        onThread { results.append(try? container.resolve(Text.self)) }
+        #expect(waitUntil { InjectionProbe.buildHasWaiters(for: Text.self, in: container) })
+        container.resetCurrentContainer()  // Abandons the build: its waiter builds again, and caches.
+        #expect(waitUntil { results.values.count == 1 })
+        release.open()
+        #expect(waitUntil { results.values.count == 2 })
+        let cached = try container.resolve(Text.self)
+        #expect(cached.text.hasSuffix("run 2"), "the waiter's rebuild is cached; the abandoned build's value is not")
+        #expect(Set(results.values.compactMap { $0?.text }).count == 2)
+
+        container.resetCurrentContainer()
+        refuseNext.open()
+        #expect(throws: InjectionError.self) { try container.resolve(Text.self) }  // Built, cached, then evicted.
+        let rebuilt = try container.resolve(Text.self)
+        #expect(rebuilt.text.hasSuffix("run 4"))
+        #expect(try container.resolve(Text.self) == rebuilt)
+        let fromThreads = Collector<Text?>()
+        #expect(runOnThreads(4) { _ in fromThreads.append(try? container.resolve(Text.self)) })
+        #expect(fromThreads.values.count == 4 && fromThreads.values.allSatisfy { $0 == rebuilt })
+    }
+
+    @Test("a .weak instance that died is built again while another thread waits, and a registration replaces it mid-build")
+    func weakRebuildWithWaiterAndReplacement() throws {
+        let container = InjectionContainer()
+        let entered = Gate(), release = Gate()
+        let runs = Counter()
+        container.register(Held.self, lifetime: .weak) {
+            let run = runs.increment()
+            if run == 2 {
+                entered.open()
+                release.wait()
+            }
+            return Held(run: run)
+        }
+        #expect(try container.resolve(Held.self).run == 1)  // Held weakly, then gone: its registration keeps a dead reference.
+        let results = Collector<Int>()
+        onThread { results.append((try? container.resolve(Held.self))?.run ?? -1) }
+        #expect(entered.wait())
+        onThread { results.append((try? container.resolve(Held.self))?.run ?? -1) }
+        #expect(waitUntil { InjectionProbe.buildHasWaiters(for: Held.self, in: container) })
+        container.register(Held.self, lifetime: .weak) { Held(run: 100 + runs.increment()) }
+        release.open()
+        #expect(waitUntil { results.values.count == 2 })
+        #expect(results.values.contains(2), "the build that was replaced still returns its value to its own resolve")
+        #expect(results.values.allSatisfy { $0 > 0 })
+        let held = try container.resolve(Held.self)
+        #expect(held.run > 100, "the new registration builds")
+        #expect(try container.resolve(Held.self) === held)
+    }
+}
+
 // MARK: - A thread's recycled resolution
 
 private final class Root: Sendable {
