@@ -55,17 +55,6 @@ struct TypeID: Hashable, Sendable {
     init(_ type: Any.Type, isKey: Bool, isBuilder: Bool = false) {
         bits = UInt(bitPattern: ObjectIdentifier(type)) | (isKey ? 1 : 0) | (isBuilder ? 2 : 0)
     }
-
-    /// A metadata address is already unique, so a few shifts and multiplies (SplitMix64's finalizer,
-    /// which mixes every bit into the low ones a table uses) replace the default SipHash: about a hundred
-    /// instructions less per lookup, at every register and claim.
-    func _rawHashValue(seed: Int) -> Int {
-        // In 64 bits on every platform: the constants do not fit a 32-bit `UInt` (watchOS's arm64_32).
-        var mixed = UInt64(truncatingIfNeeded: bits) ^ UInt64(truncatingIfNeeded: seed)
-        mixed = (mixed ^ (mixed &>> 30)) &* 0xBF58_476D_1CE4_E5B9
-        mixed = (mixed ^ (mixed &>> 27)) &* 0x94D0_49BB_1331_11EB
-        return Int(truncatingIfNeeded: mixed ^ (mixed &>> 31))
-    }
 }
 
 /// An instance held by the container, stored inline in one allocation laid out for its type.
