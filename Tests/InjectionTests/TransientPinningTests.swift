@@ -242,4 +242,86 @@ struct TransientPinningTests {
         }
         #expect(finished)
     }
+
+    // A transient resolved inside a transient's factory is found again without the table's lock (the thread
+    // remembers what it found, and trusts it while nothing changed its tables): every change must still show.
+
+    @Test("a transient inside a transient's factory: a re-registration, an unregistration and a reset made before the next resolve, on this thread or another, all show")
+    func nestedTransientSeesEveryChangeMadeBeforeIt() throws {
+        let container = InjectionContainer()
+        let generation = Counter()
+        container.register(NestedOuter.self, lifetime: .transient) { NestedOuter(inner: try InjectionManager.resolve(NestedInner.self)) }
+        container.register(NestedInner.self, lifetime: .transient) { NestedInner(generation: 0) }
+        for _ in 0..<3 { #expect(try container.resolve(NestedOuter.self).inner.generation == 0) }
+        #expect(isServedFromThreadCache(NestedInner.self, of: container))
+
+        container.register(NestedInner.self, lifetime: .transient) { NestedInner(generation: 1) }  // This thread.
+        #expect(try container.resolve(NestedOuter.self).inner.generation == 1)
+        #expect(try container.resolve(NestedOuter.self).inner.generation == 1)
+
+        let registered = Gate()
+        onThread {  // Another thread; the gate orders it before the next resolve.
+            container.register(NestedInner.self, lifetime: .transient) { NestedInner(generation: 2 + generation.increment()) }
+            registered.open()
+        }
+        #expect(registered.wait())
+        #expect(try container.resolve(NestedOuter.self).inner.generation == 3)
+        #expect(try container.resolve(NestedOuter.self).inner.generation == 4, "a transient runs its factory every time")
+
+        let unregistered = Gate()
+        onThread {
+            container.unregister(NestedInner.self)
+            unregistered.open()
+        }
+        #expect(unregistered.wait())
+        #expect(throws: InjectionError.self) { try container.resolve(NestedOuter.self) }
+
+        container.register(NestedInner.self) { NestedInner(generation: 10 + generation.increment()) }  // Scoped now.
+        let scoped = try container.resolve(NestedOuter.self).inner
+        #expect(try container.resolve(NestedOuter.self).inner === scoped)
+        container.resetCurrentContainer()
+        #expect(try container.resolve(NestedOuter.self).inner !== scoped, "a reset shows inside a cached transient")
+    }
+
+    @Test("transients inside a transient's factory racing re-registrations, unregistrations and another container's release on other threads")
+    func nestedTransientsRacingChanges() {
+        let container = InjectionContainer()
+        let valid = Counter(), invalid = Counter()
+        container.register(NestedOuter.self, lifetime: .transient) { NestedOuter(inner: try InjectionManager.resolve(NestedInner.self)) }
+        container.register(NestedInner.self, lifetime: .transient) { NestedInner(generation: 0) }
+        let finished = runOnThreads(3, timeout: 300) { index in
+            for round in 0..<5_000 {
+                switch index {
+                case 0, 1:
+                    if let outer = try? container.resolve(NestedOuter.self) {
+                        // Every registration ever made returns 0..<3, or 10 + something for the scoped one.
+                        (outer.inner.generation < 3 ? valid : invalid).increment()
+                    }
+                default:
+                    switch round % 4 {
+                    case 0: container.register(NestedInner.self, lifetime: .transient) { NestedInner(generation: 1) }
+                    case 1: container.unregister(NestedInner.self)
+                    case 2:
+                        // A container whose transients some thread caches, released: its tables are forgotten.
+                        let other = InjectionContainer()
+                        other.register(NestedInner.self, lifetime: .transient) { NestedInner(generation: 99) }
+                        _ = try? other.resolve(NestedInner.self)
+                    default: container.register(NestedInner.self, lifetime: .transient) { NestedInner(generation: 2) }
+                    }
+                }
+            }
+        }
+        #expect(finished)
+        #expect(invalid.value == 0)
+        #expect(valid.value > 0)
+    }
+}
+
+private final class NestedInner: Sendable {
+    let generation: Int
+    init(generation: Int) { self.generation = generation }
+}
+private final class NestedOuter: Sendable {
+    let inner: NestedInner
+    init(inner: NestedInner) { self.inner = inner }
 }

@@ -25,6 +25,11 @@ extension InjectionContainer {
         if let binding, binding.frame != nil || binding.transaction != nil { try observe(requested, in: binding) }
         guard let thread else { return try Box.take(resolveSlowly(requested, binding: binding, caller: caller), as: Value.self, keepingIn: nil) }
         let key = requested.id
+        if let registration = thread._withUnsafeGuaranteedRef({ $0.pinnedTransient(key, of: ObjectIdentifier(self)) }),
+           binding?.frame?.contains(key, in: ObjectIdentifier(self)) != true {
+            // A transient inside a transient's factory, found again without the lock (see there).
+            return try runTransient(registration, as: Value.self, binding: binding, thread: thread)
+        }
         switch thread._withUnsafeGuaranteedRef({ $0.beginLookup(container: ObjectIdentifier(self), key: key) }) {
         case .instance(let registration)?:
             let value = registration._withUnsafeGuaranteedRef { $0.instance(as: Value.self) }
@@ -34,6 +39,7 @@ extension InjectionContainer {
             // Not retained: the outermost transient pins the cache, so no registration in it is released
             // (even if evicted) until that transient is done.
             let pins = thread._withUnsafeGuaranteedRef { $0.pinLocked() }
+            thread._withUnsafeGuaranteedRef { $0.remember(registration, for: key, of: ObjectIdentifier(self)) }
             thread._withUnsafeGuaranteedRef { $0.endLookup() }
             defer { if pins { _ = thread._withUnsafeGuaranteedRef { $0.unpin() } } }
             if binding?.frame?.contains(key, in: ObjectIdentifier(self)) == true {

@@ -11,7 +11,9 @@ import _InjectionPlatform
 ///
 /// ## The instance cache
 /// Each thread has its own cache, a table per container, and its own lock. The owning thread takes that
-/// lock for every lookup (uncontended, so its cache line stays on the thread's core); a container that
+/// lock for every lookup (uncontended, so its cache line stays on the thread's core), but for a transient
+/// inside a transient's factory, which it finds again in a memo of its own while nothing changed its
+/// tables (``pinnedTransient(_:of:)``); a container that
 /// changes takes the lock of every thread's cache to evict the keys that changed, under the container's
 /// own lock, so no thread reads an instance the container no longer holds. An eviction visits only the
 /// keys the change touched, in the tables of that container: its cost does not depend on what else the
@@ -45,6 +47,8 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
         }
         frames.deallocate()
         lock.deallocate()
+        changes.deallocate()
+        memo.deallocate()
     }
 
     // MARK: - Frames
@@ -198,6 +202,7 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
             for state in registry.values where state.caches {
                 state.lock.withLock {
                     guard let index = state.tableIndex(of: container) else { return }
+                    state.noteChange()
                     var table = state.tables[index]  // Trivial to copy; written back once.
                     for key in keys {
                         if let removed = table.remove(key.bits), let released = state.retire(removed) { evicted.append(released) }
@@ -215,6 +220,7 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
             for state in registry.values where state.caches {
                 state.lock.withLock {
                     guard let index = state.tableIndex(of: container) else { return }
+                    state.noteChange()
                     let table = state.tables.remove(at: index)
                     table.forEachObject { if let released = state.retire($0) { evicted.append(released) } }
                     table.deallocate()
@@ -259,6 +265,66 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
         return 0
     }
 
+    /// Counts the changes to this thread's tables: bumped, under `lock`, by every eviction and every
+    /// forgotten container (other threads) and every insertion (this one). The owner reads it without the
+    /// lock (``pinnedTransient(_:of:)``) to know whether what it found in its table is still there.
+    private let changes: UnsafeMutablePointer<UInt64> = {
+        let word = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
+        word.initialize(to: 0)
+        return word
+    }()
+
+    /// Counts a change to the tables. Under `lock`.
+    @inline(__always)
+    private func noteChange() { _injection_store_u64(changes, _injection_load_u64(changes) &+ 1) }
+
+    /// The transients this thread last found in its table, each with the count of ``changes`` then, so
+    /// that a nested resolve inside a transient's factory finds its own transient without the table's lock
+    /// (two atomic read-modify-writes each): owner thread only, direct-mapped by key.
+    private struct Memo {
+        var container: UInt = 0
+        var key: UInt = 0
+        var registration: UnsafeRawPointer?
+        var changes: UInt64 = 0
+    }
+
+    private static let memoCapacity = 8
+    private let memo: UnsafeMutablePointer<Memo> = {
+        let memo = UnsafeMutablePointer<Memo>.allocate(capacity: ThreadState.memoCapacity)
+        memo.initialize(repeating: Memo(), count: ThreadState.memoCapacity)
+        return memo
+    }()
+
+    @inline(__always)
+    private static func memoIndex(_ key: TypeID) -> Int {
+        Int(truncatingIfNeeded: (UInt64(truncatingIfNeeded: key.bits) &* 0x9E37_79B9_7F4A_7C15) &>> 61)
+    }
+
+    /// The transient registration for `key` of `container` this thread found in its table, if the cache
+    /// is pinned and nothing changed the tables since: with no lock. Owner thread only.
+    ///
+    /// Sound because a registration leaves a table only by a change, which counts itself under the table's
+    /// lock before the lock is released, so a count read as unchanged means the entry is still there (or
+    /// was removed by a change nothing orders before this resolve); and while the cache is pinned no
+    /// registration that leaves it is released, so the one returned outlives the factory run.
+    @inline(__always)
+    func pinnedTransient(_ key: TypeID, of container: ObjectIdentifier) -> Unmanaged<Registration>? {
+        guard isPinned else { return nil }
+        let entry = memo[Self.memoIndex(key)]
+        guard entry.key == key.bits, entry.container == UInt(bitPattern: container), let registration = entry.registration,
+              entry.changes == _injection_load_u64(changes) else { return nil }
+        return Unmanaged.fromOpaque(registration)
+    }
+
+    /// Remembers the transient `registration` found for `key` of `container` (see
+    /// ``pinnedTransient(_:of:)``). Between ``beginLookup(container:key:)`` and ``endLookup()``.
+    @inline(__always)
+    func remember(_ registration: Unmanaged<Registration>, for key: TypeID, of container: ObjectIdentifier) {
+        memo[Self.memoIndex(key)] = Memo(
+            container: UInt(bitPattern: container), key: key.bits, registration: UnsafeRawPointer(registration.toOpaque()),
+            changes: _injection_load_u64(changes))
+    }
+
     /// Takes this thread's table lock and returns its entry for `key` of `container`, if any. The entry
     /// stays valid until ``endLookup()``, which must follow: copy what is needed before.
     ///
@@ -283,6 +349,7 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
         guard caches else { return nil }
         let tagged = UInt(bitPattern: Unmanaged.passRetained(registration).toOpaque()) | (isFactory ? Table.factoryTag : 0)
         return lock.withLock { () -> AnyObject? in
+            noteChange()
             let index = tableIndex(of: container) ?? {
                 tables.append(Table(container: UInt(bitPattern: container)))
                 return tables.count - 1
