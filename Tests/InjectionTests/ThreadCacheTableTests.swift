@@ -228,7 +228,7 @@ struct ThreadCacheTableTests {
             case 1: outer.register(R0.self, lifetime: .transient) { R0() }
             default:
                 // While this thread runs a cached transient (pinned): released by the unpin.
-                outer.register(Wrapper.self, lifetime: .transient) {
+                outer.register(Wrapper.self, lifetime: .transient) { [unowned outer] in  // Not a cycle through its own container.
                     outer.unregister(R0.self)
                     return Wrapper()
                 }
