@@ -288,7 +288,7 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
         var changes: UInt64 = 0
     }
 
-    private static let memoCapacity = 8
+    private static let memoCapacity = 8  // ``memoIndex(_:)`` takes the 3 bits that index it.
     private let memo: UnsafeMutablePointer<Memo> = {
         let memo = UnsafeMutablePointer<Memo>.allocate(capacity: ThreadState.memoCapacity)
         memo.initialize(repeating: Memo(), count: ThreadState.memoCapacity)
@@ -297,6 +297,7 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
 
     @inline(__always)
     private static func memoIndex(_ key: TypeID) -> Int {
+        // Fibonacci hashing: the product's top 3 bits, log2(memoCapacity).
         Int(truncatingIfNeeded: (UInt64(truncatingIfNeeded: key.bits) &* 0x9E37_79B9_7F4A_7C15) &>> 61)
     }
 
