@@ -564,9 +564,12 @@ final class Registration: @unchecked Sendable {
     @inline(__always) var ownsInstances: Bool { traits & Self.ownsInstancesBit != 0 }
 
     /// The rare parts, if any.
-    private var rare: Rare? {
-        guard traits & Self.hasRareBit != 0 else { return nil }
-        return Unmanaged<Rare>.fromOpaque(factory.unsafelyUnwrapped).takeUnretainedValue()
+    private var rare: Rare? { rareReference?.takeUnretainedValue() }
+
+    /// The ``Rare`` that ``factory`` holds (retained), when ``hasRareBit`` says it is one.
+    @inline(__always)
+    private var rareReference: Unmanaged<Rare>? {
+        traits & Self.hasRareBit != 0 ? .fromOpaque(factory.unsafelyUnwrapped) : nil
     }
 
     /// The plain factory's words, wherever they are kept.
@@ -635,7 +638,7 @@ final class Registration: @unchecked Sendable {
             _ = takeInstance()
         }
         inFlight = nil
-        if traits & Self.hasRareBit != 0 { Unmanaged<Rare>.fromOpaque(factory.unsafelyUnwrapped).release() }
+        rareReference?.release()
     }
 
     /// A synchronous factory that runs wherever it is resolved.
