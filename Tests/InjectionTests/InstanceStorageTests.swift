@@ -11,7 +11,7 @@ import Testing
 
 /// Every `Cell` made and destroyed, per test: a second destruction or one never made is recorded.
 private final class Ledger: @unchecked Sendable {  // Its state: under `lock`.
-    private let lock = NSLock()
+    private let lock = NSCondition()
     private var next = 0
     private var live: Set<Int> = []
     private(set) var made = 0
@@ -31,6 +31,7 @@ private final class Ledger: @unchecked Sendable {  // Its state: under `lock`.
         lock.withLock {
             destroyed += 1
             if live.remove(id) == nil { badDestroys += 1 }
+            if live.isEmpty { lock.broadcast() }
         }
     }
 
@@ -41,8 +42,10 @@ private final class Ledger: @unchecked Sendable {  // Its state: under `lock`.
     /// signalled it was done).
     func waitUntilNoneLive(seconds: Double = 2) -> Bool {
         let deadline = Date(timeIntervalSinceNow: seconds)
-        while liveCount != 0 && Date() < deadline { usleep(1000) }
-        return liveCount == 0
+        return lock.withLock {
+            while !live.isEmpty { if !lock.wait(until: deadline) { break } }
+            return live.isEmpty
+        }
     }
 }
 

@@ -1,5 +1,5 @@
 import Foundation
-import Injection
+@_spi(Testing) import Injection
 import InjectionTesting
 import Testing
 
@@ -127,9 +127,8 @@ struct ReentrancyTests {
             if let outer = try? container.resolve(ReentrantOuter.self) { second.append(outer) }  // Waits for the build.
             secondDone.open()
         }
-        // Lets the second thread start waiting: no probe sees the waiters of a key's build, and the test holds
-        // either way (a thread that comes late builds in the new scope too).
-        Thread.sleep(forTimeInterval: 0.02)
+        // The second thread waits for the first one's build of the outer type before the reset.
+        #expect(waitUntil { InjectionProbe.buildHasWaiters(forKey: ReentrantOuter.self, in: container) })
         proceed.open()
         #expect(secondDone.wait())
         let waited = try #require(second.values.first)

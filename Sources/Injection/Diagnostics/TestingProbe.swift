@@ -81,6 +81,12 @@
         container.state.withLock { $0.registrations[AnyType(type).id]?.waitable != nil }
     }
 
+    /// Whether a resolution was told to wait for the build of the typed key `key` now in progress in
+    /// `container`.
+    public static func buildHasWaiters<Key: InjectionKey>(forKey key: Key.Type, in container: InjectionContainer) -> Bool {
+        container.state.withLock { $0.registrations[AnyType(key: key).id]?.waitable != nil }
+    }
+
     /// Whether `container` holds the build closure registered for `Model`: a build, or `buildAsync`, read it
     /// since it was registered.
     public static func holdsBuildClosure<Model: Builder>(for builder: Model.Type, in container: InjectionContainer) -> Bool {
