@@ -81,11 +81,12 @@ struct RegistrationTable {
         }
 
         deinit {
+            guard count > 0 else { return }  // Empty, or moved out (its words are left as they were).
             forEachIndex { Unmanaged<Registration>.fromOpaque(address(at: $0)).release() }
         }
 
         /// A copy with `capacity` buckets: holding references of its own, or, `moving`, this one's (which
-        /// is left empty).
+        /// is left with a count of 0, and must not be used but to be released).
         func copy(capacity: Int, moving: Bool) -> Buckets {
             let copy = Buckets.make(capacity: capacity)
             forEachIndex { index in
@@ -95,10 +96,7 @@ struct RegistrationTable {
                 copy.withUnsafeMutablePointerToElements { $0[copy.slot(for: id(registration)).index] = word }
             }
             copy.count = count
-            if moving {
-                withUnsafeMutablePointerToElements { $0.update(repeating: 0, count: bucketCount) }
-                self.count = 0
-            }
+            if moving { self.count = 0 }
             return copy
         }
 
