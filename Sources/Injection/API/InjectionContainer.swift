@@ -463,5 +463,6 @@ extension ContainerState.Evictions {
         waiters += other.waiters
         threadCacheKeys += other.threadCacheKeys
         released += other.released
+        values += other.values
     }
 }

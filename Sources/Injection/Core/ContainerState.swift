@@ -153,12 +153,12 @@ struct ContainerState {
 
     // MARK: - Changing
 
-    /// An instance a change took out of the container.
+    /// An instance a change took out of the container. (Its value, if more than `object`, is in
+    /// ``Evictions/values``: an `Any?` here would cost a copy and a destroy through its type's witnesses
+    /// for every instance a reset evicts.)
     struct Evicted {
         /// The instance's class instance, if it has one: what is told and tracked.
         let object: AnyObject?
-        /// The instance, whatever its type; `nil` when it is `object` alone.
-        let value: Any?
         let type: AnyType
         let isDisposable: Bool
         /// Whether `liveInstancesFromPreviousScopes()` should watch it: an instance the container built.
@@ -177,6 +177,9 @@ struct ContainerState {
         var threadCacheKeys: [TypeID] = []
         /// Objects to release after unlocking: releasing can run a `deinit`.
         var released: [AnyObject] = []
+        /// Values taken out of a registration's inline slot, other than a class instance alone: released
+        /// after unlocking, like ``released``.
+        var values: [Any] = []
         /// A `replace` took out a registration that held an instance (cached, or weakly and still alive):
         /// instances built with it may still hold it, which `register` reports.
         var replacedAnInstance = false
@@ -186,9 +189,8 @@ struct ContainerState {
             if registration.lifetime == .weak {
                 registration.weakInstance = nil
             } else if registration.hasInstance {
-                let (value, object, box, isDisposable) = registration.takeInstance()
-                instances.append(Evicted(
-                    object: object, value: value, type: registration.type, isDisposable: isDisposable, isTracked: registration.ownsInstances))
+                let (object, box, isDisposable) = registration.takeInstance(values: &values)
+                instances.append(Evicted(object: object, type: registration.type, isDisposable: isDisposable, isTracked: registration.ownsInstances))
                 if let box { released.append(box) }
             }
             if let build = registration.waitable {
@@ -271,8 +273,8 @@ struct ContainerState {
             // Released once unlocked, like any evicted instance (other threads may be copying it out of the
             // registration until the eviction reaches them), but neither told nor tracked: it never
             // finished its construction.
-            let (value, object, box, _) = registration.takeInstance()
-            evictions.instances.append(Evicted(object: object, value: value, type: registration.type, isDisposable: false, isTracked: false))
+            let (object, box, _) = registration.takeInstance(values: &evictions.values)
+            evictions.instances.append(Evicted(object: object, type: registration.type, isDisposable: false, isTracked: false))
             if let box { evictions.released.append(box) }
         }
         if let object = registration.weakInstance?.object, object === instance.object {

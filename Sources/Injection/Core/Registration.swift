@@ -406,34 +406,35 @@ final class Registration: @unchecked Sendable {
         return _openExistential(valueType, do: box)
     }
 
-    /// Takes the cached instance out: the value (`nil` when it is its class instance alone), its class
-    /// instance if it has one, the box it was in, if any, to release once the container's lock is dropped,
-    /// and whether the instance is to be told it is evicted (see
-    /// ``isDisposable(_:)``). Under that lock, while ``hasInstance``. The words of ``slot`` stay as they
-    /// are (see there).
-    func takeInstance() -> (value: Any?, object: AnyObject?, box: Box?, isDisposable: Bool) {
+    /// Takes the cached instance out: its class instance if it has one, the box it was in, if any, to
+    /// release once the container's lock is dropped, and whether the instance is to be told it is evicted
+    /// (see ``isDisposable(_:)``); a value kept inline that is more than its class instance alone is
+    /// appended to `values`, to release then too. Under that lock, while ``hasInstance``. The words of
+    /// ``slot`` stay as they are (see there).
+    ///
+    /// No `Any?` is returned: copying and destroying one goes through its type's witnesses, which a reset
+    /// would pay for every instance it evicts.
+    func takeInstance(values: inout [Any]) -> (object: AnyObject?, box: Box?, isDisposable: Bool) {
         flags.remove(.hasInstance)
         guard storesInline else {
-            let box = slotBox.takeRetainedValue()  // The slot's reference.
-            func copy<Value>(_: Value.Type) -> (Any, AnyObject?) {
-                let value = box.value(as: Value.self)
-                return (value, Instance.object(value))
-            }
-            let (value, object) = _openExistential(valueType, do: copy)
-            return (value, object, box, isDisposable(object))
+            let box = slotBox.takeRetainedValue()  // The slot's reference, which keeps the value.
+            func object<Value>(_: Value.Type) -> AnyObject? { Instance.object(box.value(as: Value.self)) }
+            let object = _openExistential(valueType, do: object)
+            return (object, box, isDisposable(object))
         }
         if self[.slotHoldsObject] {
             // The first word is the instance's one reference (a class existential's others are witness
             // tables): moved out as it is, with no copy of the value and no look-up of its type.
             let object = Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: slot.0).unsafelyUnwrapped)
-            return (nil, object.takeRetainedValue(), nil, isDisposable(object.takeUnretainedValue()))
+            return (object.takeRetainedValue(), nil, isDisposable(object.takeUnretainedValue()))
         }
         // Moved out of a copy of the words: the slot itself is only read.
-        func take<Value>(_: Value.Type) -> (Any, AnyObject?) {
+        func take<Value>(_: Value.Type) -> AnyObject? {
             let value = withSlotWords { $0.assumingMemoryBound(to: Value.self).move() }
-            return (value, Instance.object(value))
+            values.append(value)
+            return Instance.object(value)
         }
-        let (value, object) = _openExistential(valueType, do: take)
+        let object = _openExistential(valueType, do: take)
         if !self[.slotLayoutKnown] {
             // Once per registration: a value of at most two words whose dynamic type is a class, with
             // that object's address in its first word, is a class instance or a class existential, but
@@ -442,7 +443,7 @@ final class Registration: @unchecked Sendable {
             self[.slotHoldsObject] = !isOptional && valueType != (any Error).self
                 && object.map { UInt(bitPattern: ObjectIdentifier($0)) == slot.0 } ?? false
         }
-        return (value, object, nil, isDisposable(object))
+        return (object, nil, isDisposable(object))
     }
 
     /// Whether the cached instance is the one `box` carried here, inline or in the box itself. Under the
@@ -635,7 +636,8 @@ final class Registration: @unchecked Sendable {
         if lifetime == .weak {
             weakInstance = nil
         } else if hasInstance {
-            _ = takeInstance()
+            var values: [Any] = []
+            _ = takeInstance(values: &values)
         }
         inFlight = nil
         rareReference?.release()
