@@ -24,9 +24,8 @@ extension InjectionContainer {
         factory: @escaping @MainActor @Sendable () throws -> Value,
         postConstruction: (@Sendable (Value) throws -> Void)? = nil
     ) -> InjectionRegistration<Value> {
-        let registration = Registration(AnyType(type), lifetime: lifetime ?? defaultLifetime, file: file, mainActorFactory: factory, postConstruction: postConstruction)
-        register(registration)
-        return InjectionRegistration(self, registration)
+        InjectionRegistration(self, registered(Registration(
+            AnyType(type), lifetime: lifetime ?? defaultLifetime, file: file, mainActorFactory: factory, postConstruction: postConstruction)))
     }
 
     /// Registers an `async` factory: built by ``resolveAsync(_:)-(Value.Type)`` or ``prepare(_:)-(Value.Type)``.
@@ -48,9 +47,8 @@ extension InjectionContainer {
         file: StaticString = #fileID,
         factory: @escaping @Sendable () async throws -> Value
     ) -> InjectionRegistration<Value> {
-        let registration = Registration(AnyType(type), lifetime: lifetime ?? defaultLifetime, file: file, asyncFactory: factory)
-        register(registration)
-        return InjectionRegistration(self, registration)
+        InjectionRegistration(self, registered(Registration(
+            AnyType(type), lifetime: lifetime ?? defaultLifetime, file: file, asyncFactory: factory)))
     }
 
     /// Registers a main-actor factory for the typed key `Key`; see ``register(_:lifetime:isolation:file:factory:postConstruction:)-(Value.Type,_,_,_,_,_)``.
@@ -63,9 +61,8 @@ extension InjectionContainer {
         factory: @escaping @MainActor @Sendable () throws -> Key.Value,
         postConstruction: (@Sendable (Key.Value) throws -> Void)? = nil
     ) -> InjectionRegistration<Key.Value> {
-        let registration = Registration(AnyType(key: key), lifetime: lifetime ?? defaultLifetime, file: file, mainActorFactory: factory, postConstruction: postConstruction)
-        register(registration)
-        return InjectionRegistration(self, registration)
+        InjectionRegistration(self, registered(Registration(
+            AnyType(key: key), lifetime: lifetime ?? defaultLifetime, file: file, mainActorFactory: factory, postConstruction: postConstruction)))
     }
 
     /// Registers an `async` factory for the typed key `Key`; see ``register(_:lifetime:file:factory:)-(Value.Type,_,_,_)``.
@@ -76,9 +73,8 @@ extension InjectionContainer {
         file: StaticString = #fileID,
         factory: @escaping @Sendable () async throws -> Key.Value
     ) -> InjectionRegistration<Key.Value> {
-        let registration = Registration(AnyType(key: key), lifetime: lifetime ?? defaultLifetime, file: file, asyncFactory: factory)
-        register(registration)
-        return InjectionRegistration(self, registration)
+        InjectionRegistration(self, registered(Registration(
+            AnyType(key: key), lifetime: lifetime ?? defaultLifetime, file: file, asyncFactory: factory)))
     }
 
     /// Returns the instance registered for `type`, running async factories and hopping to the main

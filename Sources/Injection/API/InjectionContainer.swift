@@ -182,7 +182,8 @@ public final class InjectionContainer: @unchecked Sendable {
         registered(Registration(AnyType(key: key), lifetime: lifetime ?? defaultLifetime, file: file, factory: factory, postConstruction: postConstruction))
     }
 
-    private func registered(_ registration: consuming Registration) -> Registration {
+    /// Registers `registration` and returns it.
+    func registered(_ registration: consuming Registration) -> Registration {
         register(registration)
         return registration
     }
@@ -202,10 +203,8 @@ public final class InjectionContainer: @unchecked Sendable {
         _ type: Value.Type, instance: sending Value, file: StaticString = #fileID
     ) -> InjectionRegistration<Value> {
         let held = Unchecked(instance)
-        let registration = Registration(AnyType(type), lifetime: .singleton, file: file, factory: { held.value }, postConstruction: nil,
-            ownsInstances: false)
-        register(registration)
-        return InjectionRegistration(self, registration)
+        return InjectionRegistration(self, registered(Registration(
+            AnyType(type), lifetime: .singleton, file: file, factory: { held.value }, postConstruction: nil, ownsInstances: false)))
     }
 
     /// Registers an instance made already for the typed key `Key`, shared as a `.singleton`.
@@ -214,10 +213,8 @@ public final class InjectionContainer: @unchecked Sendable {
         _ key: Key.Type, instance: sending Key.Value, file: StaticString = #fileID
     ) -> InjectionRegistration<Key.Value> {
         let held = Unchecked(instance)
-        let registration = Registration(AnyType(key: key), lifetime: .singleton, file: file, factory: { held.value }, postConstruction: nil,
-            ownsInstances: false)
-        register(registration)
-        return InjectionRegistration(self, registration)
+        return InjectionRegistration(self, registered(Registration(
+            AnyType(key: key), lifetime: .singleton, file: file, factory: { held.value }, postConstruction: nil, ownsInstances: false)))
     }
 
     /// Removes the registration of `type` and its cached instance.
@@ -287,8 +284,7 @@ public final class InjectionContainer: @unchecked Sendable {
     /// happened returns it to its caller but never puts it in the new scope. Evicted instances are
     /// released outside the container's lock.
     public func resetCurrentContainer() {
-        if let transaction = openTransaction(), transaction.record(.reset) { return }
-        apply { $0.reset() }
+        perform(.reset)
     }
 
     /// Resets the scope and applies the registrations made in `body`, as one atomic step.
@@ -315,12 +311,9 @@ public final class InjectionContainer: @unchecked Sendable {
             }
             return
         }
-        let outer = Binding.current(ThreadState.current)
-        let transaction = Transaction(container: self, outer: outer?.transaction?.takeUnretainedValue())
+        let transaction = Transaction(container: self, outer: Binding.transaction)
         do {
-            try Binding.withBinding(
-                container: self, frame: outer?.frame, transaction: transaction,
-                startsResolution: outer?.startsResolution ?? false, body)
+            try Binding.withContainer(self, transaction: transaction, body)
         } catch {
             _ = transaction.commit()
             throw error
@@ -330,16 +323,7 @@ public final class InjectionContainer: @unchecked Sendable {
             // waits for the lock and lands after the block's operations, not between them.
             var evictions = ContainerState.Evictions()
             for operation in transaction.commit() {
-                switch operation {
-                case .reset: evictions.merge(state.reset())
-                case .register(let key, let registration): state.replace(key, with: registration).map { evictions.merge($0) }
-                case .registerWhileCurrent(let key, let registration, let current):
-                    state.replace(key, with: registration, whileCurrent: current).evictions.map { evictions.merge($0) }
-                case .unregister(let key): state.replace(key, with: nil).map { evictions.merge($0) }
-                case .removeAll:
-                    forgetObservations(of: state)
-                    evictions.merge(state.removeAll())
-                }
+                carryOut(operation, on: &state).map { evictions.merge($0) }
             }
             return evictions
         }
@@ -356,19 +340,36 @@ public final class InjectionContainer: @unchecked Sendable {
     /// both start again from what is registered next. Inside `resetCurrentContainer { }` it lands with the block, and registrations made after it in the
     /// block stay.
     public func removeAll() {
-        if let transaction = openTransaction(), transaction.record(.removeAll) { return }
-        apply { state in
-            forgetObservations(of: state)
-            return state.removeAll()
-        }
+        perform(.removeAll)
     }
 
     // MARK: - Internals
 
     func unregister(_ requested: AnyType) {
-        let key = requested.id
-        if let transaction = openTransaction(), transaction.record(.unregister(key)) { return }
-        apply { $0.replace(key, with: nil) }
+        perform(.unregister(requested.id))
+    }
+
+    /// Records `operation` in the open reset block, if there is one, to apply with it; else applies it now.
+    @inline(__always)
+    private func perform(_ operation: Transaction.Operation) {
+        if let transaction = openTransaction(), transaction.record(operation) { return }
+        apply { carryOut(operation, on: &$0) }
+    }
+
+    /// Applies `operation` to `state`: what each operation does, whether it is applied at once or by the
+    /// reset block that recorded it.
+    @inline(__always)
+    private func carryOut(_ operation: Transaction.Operation, on state: inout ContainerState) -> ContainerState.Evictions? {
+        switch operation {
+        case .reset: return state.reset()
+        case .register(let key, let registration): return state.replace(key, with: registration)
+        case .registerWhileCurrent(let key, let registration, let current):
+            return state.replace(key, with: registration, whileCurrent: current).evictions
+        case .unregister(let key): return state.replace(key, with: nil)
+        case .removeAll:
+            forgetObservations(of: state)
+            return state.removeAll()
+        }
     }
 
     func isRegistered(_ requested: AnyType) -> Bool {

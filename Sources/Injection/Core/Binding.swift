@@ -42,16 +42,19 @@ struct Binding {
         current(ThreadState.current)?.transaction?.takeUnretainedValue()
     }
 
-    /// Runs the synchronous `body` with `binding` published in this thread's state (so resolves in
-    /// `body` find it cheaply) and in the task-local (so tasks created in `body` inherit it).
-    static func withBinding<Result, Failure: Error>(
-        container: InjectionContainer, frame: FrameRef?, transaction: Transaction?, startsResolution: Bool,
-        _ body: () throws(Failure) -> Result
+    /// Runs the synchronous `body` bound to `container`, keeping the running code's chain, and its open
+    /// reset blocks or, given one, `transaction` (which knows the blocks around it). The binding is
+    /// published in this thread's state (so resolves in `body` find it cheaply) and in the task-local (so
+    /// tasks created in `body` inherit it).
+    static func withContainer<Result, Failure: Error>(
+        _ container: InjectionContainer, transaction: Transaction? = nil, _ body: () throws(Failure) -> Result
     ) throws(Failure) -> Result {
+        let outer = current(ThreadState.current)
+        let frame = outer?.frame, transaction = transaction ?? outer?.transaction?.takeUnretainedValue()
         let task = TaskBinding(container: container, frame: frame?.escape(), transaction: transaction)
         let binding = Binding(
             container: .passUnretained(container), frame: frame, transaction: transaction.map { .passUnretained($0) },
-            startsResolution: startsResolution)
+            startsResolution: outer?.startsResolution ?? false)
         return try withExtendedLifetime(task) { () throws(Failure) -> Result in
             try ThreadState.withCurrent { state throws(Failure) -> Result in
                 try state.bind(binding) { () throws(Failure) -> Result in
@@ -62,16 +65,6 @@ struct Binding {
                 }
             }
         }
-    }
-
-    /// Runs `body` bound to `container`, keeping the running code's chain and open reset blocks.
-    static func withContainer<Result, Failure: Error>(
-        _ container: InjectionContainer, _ body: () throws(Failure) -> Result
-    ) throws(Failure) -> Result {
-        let outer = current(ThreadState.current)
-        return try withBinding(
-            container: container, frame: outer?.frame, transaction: outer?.transaction?.takeUnretainedValue(),
-            startsResolution: outer?.startsResolution ?? false, body)
     }
 }
 

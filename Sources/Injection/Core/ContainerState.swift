@@ -99,9 +99,6 @@ struct ContainerState {
         var woken: Build?
         /// Tasks to resume once unlocked.
         var waiters: [CheckedContinuation<Void, Never>] = []
-
-        /// Whether waiters are woken.
-        var wakes: Bool { woken != nil }
     }
 
     /// Ends a run of `registration`'s factory that made `instance` (`nil` if it failed), in a
@@ -138,11 +135,6 @@ struct ContainerState {
     /// Whether `build` is still in progress (a waiter keeps waiting) or was finished or abandoned.
     func isBuilding(_ build: Build) -> Bool {
         build.registration.isRegistered && build.registration.waitable === build
-    }
-
-    /// Whether the build `owner` claimed for `registration` is still in progress.
-    func isBuilding(_ registration: Registration, by owner: Resolution) -> Bool {
-        registration.isRegistered && registration.builder === owner
     }
 
     /// Notes that the calling thread's cache now holds an entry for `registration`, which the last

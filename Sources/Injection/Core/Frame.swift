@@ -64,17 +64,9 @@ final class HeapFrame: @unchecked Sendable {  // `frame` is read-only but for `r
 
 /// A frame, wherever it lives: on its thread's frame stack, or on the heap. Unretained: whoever
 /// published the frame keeps it alive.
-enum FrameRef: Equatable {
+enum FrameRef {
     case stack(UnsafeMutablePointer<Frame>)
     case heap(Unmanaged<HeapFrame>)
-
-    static func == (lhs: FrameRef, rhs: FrameRef) -> Bool {
-        switch (lhs, rhs) {
-        case (.stack(let a), .stack(let b)): a == b
-        case (.heap(let a), .heap(let b)): a.toOpaque() == b.toOpaque()
-        default: false
-        }
-    }
 
     /// Reads the frame in place.
     @inline(__always)

@@ -64,7 +64,8 @@ struct TypeID: Hashable, Sendable {
 /// instantiation at launch. The header is the value's static type and a store stamp; the value lives in
 /// the tail of the object (a `ManagedBuffer`), aligned for its type, so a box is one allocation of
 /// 16 + 16 bytes plus the value. It carries a built value to its registration, which keeps the value
-/// itself if it fits two words (then the box goes once the resolve returns), else keeps the box.
+/// itself if it fits two words (then the box goes once the resolve returns, or is kept as its thread's
+/// spare box for the next build's value), else keeps the box.
 final class Box: ManagedBuffer<Box.Header, UInt> {  // Immutable once made but for `stamp` (under the container's lock) and `take` (by its only holder); not `Sendable` (its superclass is not): `Unchecked` carries it across tasks.
     struct Header {
         /// The stored value's static type (the registered `Value`).
@@ -722,7 +723,7 @@ final class Registration: @unchecked Sendable {
         return { box in try closure(box.value(as: Value.self)) }
     }
 
-    /// The plain factory's closure. `Value` must be ``valueType`` and the factory ``Factory/plain``.
+    /// The plain factory's closure. `Value` must be ``valueType`` and the factory ``Kind/plain``.
     /// Call only where `Value` is generic, never specialized (as where the closure was stored).
     @inline(__always)
     func typedFactory<Value>(as _: Value.Type) -> @Sendable () throws -> Value {

@@ -3,9 +3,9 @@ import _InjectionPlatform
 // How a value is resolved. All roads lead here: `Inject()`, every `InjectionManager` entry point,
 // `container.resolve`, the lazy handles, `resolveAsync` and `verify()`.
 //
-// 1. `resolve(_:as:binding:thread:caller:)`, the fast path: this thread's cache holds a copy of a
-//    cached instance (returned as is, under the thread's own lock) or a transient's registration (its
-//    factory runs at once, in a frame on the thread's frame stack).
+// 1. `resolve(_:as:binding:thread:caller:)`, the fast path: this thread's cache holds the registration
+//    of a cached instance (the instance is copied out of it, under the thread's own lock) or of a
+//    transient (its factory runs at once, in a frame on the thread's frame stack).
 // 2. Otherwise `resolveSlowly`: claim the key under the container's lock (`ContainerState.claim`),
 //    and return the cached instance, wait for another resolution's build, or run the factory in a
 //    frame; then complete the build under the lock (`ContainerState.complete`), which caches the
@@ -103,13 +103,10 @@ extension InjectionContainer {
         let value: Value
         do {
             value = try make()
-        } catch let error as InjectionError {
-            _ = thread._withUnsafeGuaranteedRef { $0.pop(pointer, restoring: outer) }?.drain()
-            throw error
         } catch {
-            let chain = FrameRef.stack(pointer).chain
+            let failure = failure(error, of: type, in: .stack(pointer))  // While the frame is there.
             _ = thread._withUnsafeGuaranteedRef { $0.pop(pointer, restoring: outer) }?.drain()
-            throw .factoryFailed(type, chain: chain, underlying: error, names: names)
+            throw failure
         }
         if let failure = thread._withUnsafeGuaranteedRef({ $0.pop(pointer, restoring: outer) })?.drain() { throw failure }
         return value
@@ -127,8 +124,9 @@ extension InjectionContainer {
     }
 
     /// The synchronous slow path: returns the cached instance, or waits for another resolution's build,
-    /// or builds. A build caches its result only if its slot and epoch are still current; with `caches`,
-    /// a cached instance is copied into this thread's cache too.
+    /// or builds. A build caches its result only if its registration is still the current one, the build
+    /// was not abandoned and the epoch did not change; with `caches`, the registration of a cached
+    /// instance goes into this thread's cache too.
     func resolveSlowly(
         _ requested: AnyType, parent: FrameRef?, startsResolution: Bool, transaction: Unmanaged<Transaction>?,
         thread: ThreadState, caches: Bool, isOnMainActor: () -> Bool
@@ -176,14 +174,12 @@ extension InjectionContainer {
                     container: id, key: key, type: requested, epoch: epoch, parent: parent,
                     startsResolution: startsResolution, recordsEdges: recordsEdges)
                 frame.retainedResolution = newResolution.take().map { .passRetained($0) }
-                var resolution: Resolution?
-                let outcome = thread.run(frame, in: self, transaction: transaction, resolution: &resolution) {
-                    (frame) -> Result<Box, InjectionError> in
-                    let made = runFactory(registration, in: frame) { () throws -> Box in try registration.makeBox(on: thread) }
-                    return complete(
-                        made, of: registration, owner: owner, epoch: epoch, frame: frame, thread: caches ? thread : nil,
-                        transaction: transaction, defersPostConstruction: true)
-                }
+                let (pointer, outer) = thread.push(frame, in: self, transaction: transaction)
+                let made = runFactory(registration, in: .stack(pointer)) { () throws -> Box in try registration.makeBox(on: thread) }
+                let outcome = complete(
+                    made, of: registration, owner: owner, epoch: epoch, frame: .stack(pointer), thread: caches ? thread : nil,
+                    transaction: transaction, defersPostConstruction: true)
+                var resolution = thread.pop(pointer, restoring: outer)  // A root's resolution.
                 let result = end(resolution, of: outcome, from: registration)
                 thread.recycle(&resolution)
                 return try result.get()
@@ -217,13 +213,18 @@ extension InjectionContainer {
     ) -> Result<Box, InjectionError> {
         do {
             return .success(try body())
-        } catch let error as InjectionError {
-            return .failure(error)
         } catch {
-            return .failure(isPostConstruction
-                ? .postConstructionFailed(registration.type, chain: frame.chain, underlying: error, names: names)
-                : .factoryFailed(registration.type, chain: frame.chain, underlying: error, names: names))
+            return .failure(failure(error, of: registration.type, in: frame, isPostConstruction: isPostConstruction))
         }
+    }
+
+    /// What `error`, thrown by the factory (or `postConstruction`) of `type` running in `frame`, becomes:
+    /// an ``InjectionError`` as it is (a dependency's, already wrapped), anything else wrapped with the chain.
+    func failure(_ error: any Error, of type: AnyType, in frame: FrameRef, isPostConstruction: Bool = false) -> InjectionError {
+        if let error = error as? InjectionError { return error }
+        return isPostConstruction
+            ? .postConstructionFailed(type, chain: frame.chain, underlying: error, names: names)
+            : .factoryFailed(type, chain: frame.chain, underlying: error, names: names)
     }
 
     /// Completes a factory's run: checks a `.weak` instance is a class instance, completes the build
@@ -391,8 +392,9 @@ extension InjectionContainer {
                 }
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                     let isBuilding = state.withLock { state in
-                        if state.isBuilding(build) { build.asyncWaiters.append(continuation) }
-                        return state.isBuilding(build)
+                        let isBuilding = state.isBuilding(build)
+                        if isBuilding { build.asyncWaiters.append(continuation) }
+                        return isBuilding
                     }
                     if !isBuilding { continuation.resume() }
                 }
@@ -430,10 +432,8 @@ extension InjectionContainer {
             return await TaskBinding.$current.withValue(binding) {
                 do {
                     return Unchecked(.success(try await registration.makeBoxAsync()))
-                } catch let error as InjectionError {
-                    return Unchecked(.failure(error))
                 } catch {
-                    return Unchecked(.failure(.factoryFailed(registration.type, chain: FrameRef.heap(.passUnretained(frame)).chain, underlying: error, names: names)))
+                    return Unchecked(.failure(failure(error, of: registration.type, in: .heap(.passUnretained(frame)))))
                 }
             }
         }

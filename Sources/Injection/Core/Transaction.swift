@@ -14,9 +14,9 @@ final class Transaction: @unchecked Sendable {  // `operations` and `isCommitted
     /// The transaction that was open where this one's block began (of another container, or none): a
     /// block stays inside every block around it, whatever factories run in between.
     let outer: Transaction?
-    fileprivate let lock = Lock()
+    private let lock = Lock()
     private var operations: [Operation] = [.reset]
-    fileprivate var isCommitted = false
+    private var isCommitted = false
 
     init(container: InjectionContainer, outer: Transaction?) {
         self.container = container
@@ -27,7 +27,7 @@ final class Transaction: @unchecked Sendable {  // `operations` and `isCommitted
     func open(for container: InjectionContainer) -> Transaction? {
         var transaction: Transaction? = self
         while let current = transaction {
-            if current.container === container { return current.isOpen ? current : nil }
+            if current.container === container { return current.lock.withLock { current.isCommitted } ? nil : current }
             transaction = current.outer
         }
         return nil
@@ -60,18 +60,9 @@ final class Transaction: @unchecked Sendable {  // `operations` and `isCommitted
     /// returns `false` for a stale handle, having recorded nothing, and `nil` once the transaction is
     /// committed. The caller holds the container's lock, so the state cannot change meanwhile.
     func record(_ operation: Operation, whileCurrent current: Registration, isCurrentInState: Bool) -> Bool? {
-        let key = current.id
-        return lock.withLock {
+        lock.withLock {
             guard !isCommitted else { return nil }
-            var isCurrent = isCurrentInState
-            for recorded in operations.reversed() {
-                switch recorded {
-                case .register(key, let registration), .registerWhileCurrent(key, let registration, _): isCurrent = registration === current
-                case .unregister(key), .removeAll: isCurrent = false
-                default: continue
-                }
-                break
-            }
+            let isCurrent = decision(for: current.id).map { $0 === current } ?? isCurrentInState
             if isCurrent { operations.append(operation) }
             return isCurrent
         }
@@ -79,16 +70,20 @@ final class Transaction: @unchecked Sendable {  // `operations` and `isCommitted
 
     /// Whether `key` is registered once the transaction commits, or `nil` if no operation decides it.
     func registration(for key: TypeID) -> Bool? {
-        lock.withLock {
-            for operation in operations.reversed() {
-                switch operation {
-                case .register(key, _): return true
-                case .unregister(key), .removeAll: return false
-                default: continue
-                }
+        lock.withLock { decision(for: key).map { $0 != nil } }
+    }
+
+    /// What the operations recorded so far leave registered for `key`, from the last one that decides it
+    /// (`nil` inside: one that removes it), or `nil` if none does. Under `lock`.
+    private func decision(for key: TypeID) -> Registration?? {
+        for operation in operations.reversed() {
+            switch operation {
+            case .register(key, let registration), .registerWhileCurrent(key, let registration, _): return .some(registration)
+            case .unregister(key), .removeAll: return .some(nil)
+            default: continue
             }
-            return nil
         }
+        return nil
     }
 
     /// Closes the transaction and hands back its operations, in order.
@@ -100,7 +95,3 @@ final class Transaction: @unchecked Sendable {  // `operations` and `isCommitted
     }
 }
 
-extension Transaction {
-    /// Whether the block is still running, so operations are still being collected.
-    var isOpen: Bool { lock.withLock { !isCommitted } }
-}

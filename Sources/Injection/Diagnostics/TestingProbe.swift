@@ -240,7 +240,7 @@ extension InjectionProbe {
             let completion = state.complete(
                 registration, owner: build.map { .passUnretained($0.owner) }, epoch: build?.epoch ?? state.epoch,
                 instance: succeeding ? Box.make(Instance()) : nil, recordedEdges: recordedEdges)
-            return (completion.cached, completion.wakes)
+            return (completion.cached, completion.woken != nil)
         }
 
         /// Notes that a thread's cache holds `type`, as the container does when it copies an instance there.
@@ -255,7 +255,7 @@ extension InjectionProbe {
 
         /// Whether `build` is still in progress, as a waiter asks when it wakes.
         public func isBuilding(_ build: Build) -> Bool {
-            state.isBuilding(build.registration, by: build.owner)
+            build.registration.isRegistered && build.registration.builder === build.owner
         }
 
         private static func changes(_ evictions: ContainerState.Evictions) -> Changes {

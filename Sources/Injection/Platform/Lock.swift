@@ -50,8 +50,8 @@ final class LockedState<State>: @unchecked Sendable {  // `state` is touched onl
 }
 
 /// A one-word lock for short critical sections that never wait: `os_unfair_lock` on Apple platforms;
-/// on Linux one compare-and-swap to take and one exchange to release when uncontended, and a kernel
-/// wait (not a spin) otherwise (`InjectionCacheLock.h`).
+/// on Linux one compare-and-swap to take and one exchange to release when uncontended, and otherwise a
+/// short spin, then a kernel wait (`InjectionCacheLock.h`).
 ///
 /// Each thread's cache has one, taken by that thread on every cache hit: its word sits alone on its
 /// cache line, so two threads' locks never share one.
