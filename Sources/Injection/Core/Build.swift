@@ -8,20 +8,19 @@ final class Build: @unchecked Sendable {  // Mutable fields: under the container
     /// The resolution building it.
     let owner: Resolution
     let container: ObjectIdentifier
-    let key: TypeID
     let registration: Registration
     /// Tasks waiting for it.
     @exclusivity(unchecked) var asyncWaiters: [CheckedContinuation<Void, Never>] = []
     /// Whether it finished or was abandoned, for the wait-for graph: a waiter's edge to it is stale.
     @exclusivity(unchecked) fileprivate var isFinished = false
 
-    init(owner: Resolution, container: ObjectIdentifier, key: TypeID, registration: Registration) {
+    init(owner: Resolution, container: ObjectIdentifier, registration: Registration) {
         self.owner = owner
         self.container = container
-        self.key = key
         self.registration = registration
     }
 
+    var key: TypeID { registration.id }
     var type: AnyType { registration.type }
 }
 
@@ -33,7 +32,7 @@ enum WaitGraph {
     struct Link {
         let container: ObjectIdentifier
         let key: TypeID
-        let type: AnyType
+        var type: AnyType { AnyType(key) }
     }
 
     private static let lock = Lock()

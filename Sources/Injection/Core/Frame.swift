@@ -9,9 +9,8 @@
 /// ``Resolution``.
 struct Frame {
     let container: ObjectIdentifier
+    /// The requested type's identity: the registered type, or the `InjectionKey` type (see ``type``).
     let key: TypeID
-    /// The requested type: the registered type, or the `InjectionKey` type.
-    let type: AnyType
     /// The container's epoch when this frame's resolution started: builds under it belong to that epoch.
     let epoch: UInt64
     /// Whether this frame starts a resolution of its own though it has a parent for the chain: the
@@ -28,11 +27,9 @@ struct Frame {
 
     /// A frame for resolving `key` in `container`: a nested frame keeps its resolution's epoch; one that
     /// starts a resolution takes `epoch`, the container's current one.
-    init(container: ObjectIdentifier, key: TypeID, type: AnyType, epoch: UInt64, parent: FrameRef?,
-         startsResolution: Bool, recordsEdges: Bool) {
+    init(container: ObjectIdentifier, key: TypeID, epoch: UInt64, parent: FrameRef?, startsResolution: Bool, recordsEdges: Bool) {
         self.container = container
         self.key = key
-        self.type = type
         self.parent = parent
         self.startsResolution = startsResolution
         self.recordsEdges = recordsEdges
@@ -45,6 +42,9 @@ struct Frame {
 
     /// Whether this frame is the root of its resolution.
     var isRoot: Bool { startsResolution || parent == nil }
+
+    /// The requested type: the registered type, or the `InjectionKey` type.
+    var type: AnyType { AnyType(key) }
 }
 
 /// A frame on the heap, for a frame that outlives the call that made it. Keeps its parents alive.
@@ -130,7 +130,7 @@ enum FrameRef {
     var resolutionChain: [WaitGraph.Link] {
         var links: [WaitGraph.Link] = []
         walk { frame in
-            links.append(WaitGraph.Link(container: frame.container, key: frame.key, type: frame.type))
+            links.append(WaitGraph.Link(container: frame.container, key: frame.key))
             return !frame.isRoot
         }
         return links.reversed()
@@ -177,7 +177,6 @@ extension Frame {
     fileprivate init(copying frame: borrowing Frame, parent: FrameRef?) {
         container = frame.container
         key = frame.key
-        type = frame.type
         epoch = frame.epoch
         startsResolution = frame.startsResolution
         recordsEdges = frame.recordsEdges

@@ -523,7 +523,7 @@ final class Registration: @unchecked Sendable {
     func waitableBuild(in container: ObjectIdentifier) -> Build? {
         guard let inFlight else { return nil }
         if self[.waited] { return unsafeDowncast(inFlight, to: Build.self) }
-        let build = Build(owner: unsafeDowncast(inFlight, to: Resolution.self), container: container, key: id, registration: self)
+        let build = Build(owner: unsafeDowncast(inFlight, to: Resolution.self), container: container, registration: self)
         self.inFlight = build
         self[.waited] = true
         return build

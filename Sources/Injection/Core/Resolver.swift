@@ -95,7 +95,7 @@ extension InjectionContainer {
     ) throws(InjectionError) -> Value {
         try checkStack(thread._withUnsafeGuaranteedRef { $0.stackLimit }, resolving: type, parent: binding?.frame)
         let frame = Frame(
-            container: ObjectIdentifier(self), key: type.id, type: type, epoch: epoch, parent: binding?.frame,
+            container: ObjectIdentifier(self), key: type.id, epoch: epoch, parent: binding?.frame,
             startsResolution: binding?.startsResolution ?? false, recordsEdges: recordsEdges)
         let (pointer, outer) = thread._withUnsafeGuaranteedRef { $0.push(frame, in: self, transaction: binding?.transaction) }
         // What nested builds deferred runs after the frame is popped, in the caller's binding: a `deinit`
@@ -171,7 +171,7 @@ extension InjectionContainer {
                 try wait(for: build, from: startsResolution ? nil : parent)
             case .build(let registration, let owner, let recordsEdges, let epoch, _):
                 var frame = Frame(
-                    container: id, key: key, type: requested, epoch: epoch, parent: parent,
+                    container: id, key: key, epoch: epoch, parent: parent,
                     startsResolution: startsResolution, recordsEdges: recordsEdges)
                 frame.retainedResolution = newResolution.take().map { .passRetained($0) }
                 let (pointer, outer) = thread.push(frame, in: self, transaction: transaction)
@@ -402,7 +402,7 @@ extension InjectionContainer {
             case .build(let registration, let buildOwner, let recordsEdges, let epoch, _):
                 let parentFrame = parent?.escape()
                 var frame = Frame(
-                    container: id, key: key, type: requested, epoch: epoch, parent: parentFrame.map { .heap(.passUnretained($0)) },
+                    container: id, key: key, epoch: epoch, parent: parentFrame.map { .heap(.passUnretained($0)) },
                     startsResolution: true, recordsEdges: recordsEdges)
                 frame.retainedResolution = .passRetained(owner)
                 let heapFrame = HeapFrame(frame, parent: parentFrame)
