@@ -1,48 +1,29 @@
 /// What is registered and resolved: a type, a typed key (`InjectionKey`) that stands for its `Value`,
-/// or a ``Builder`` model type, whose registration holds its build closure. Stored in `Sendable` types;
-/// never used to build values.
-struct AnyType: @unchecked Sendable, Hashable {  // Immutable; `Any.Type` is only compared and printed.
-    /// The type, the key type or the builder type.
-    let type: Any.Type
-    /// Whether `type` is an `InjectionKey` standing for its `Value`, rather than the type itself.
-    let isKey: Bool
-    /// Whether `type` is a ``Builder`` model, registered with its build closure.
-    let isBuilder: Bool
-
-    /// The type itself.
-    init(_ type: Any.Type) {
-        self.type = type
-        isKey = false
-        isBuilder = false
-    }
-
-    /// A typed key.
-    init(key: Any.Type) {
-        self.type = key
-        isKey = true
-        isBuilder = false
-    }
-
-    /// A builder model type.
-    init(builder: Any.Type) {
-        self.type = builder
-        isKey = false
-        isBuilder = true
-    }
-
-    /// The type, key or builder `id` stands for.
-    init(_ id: TypeID) {
-        type = unsafeBitCast(id.bits & ~3, to: Any.Type.self)
-        isKey = id.bits & 1 != 0
-        isBuilder = id.bits & 2 != 0
-    }
-
+/// or a ``Builder`` model type, whose registration holds its build closure. One word, its ``id``, which
+/// the type and its role are read back from. Stored in `Sendable` types; never used to build values.
+struct AnyType: Hashable, Sendable {
     /// The registration's identity: a key's and a builder's differ from its type's, even for a class
     /// that is all three.
-    var id: TypeID { TypeID(type, isKey: isKey, isBuilder: isBuilder) }
+    let id: TypeID
 
-    static func == (lhs: AnyType, rhs: AnyType) -> Bool { lhs.id == rhs.id }
-    func hash(into hasher: inout Hasher) { hasher.combine(id) }
+    /// The type itself.
+    init(_ type: Any.Type) { id = TypeID(type, isKey: false) }
+
+    /// A typed key.
+    init(key: Any.Type) { id = TypeID(key, isKey: true) }
+
+    /// A builder model type.
+    init(builder: Any.Type) { id = TypeID(builder, isKey: false, isBuilder: true) }
+
+    /// The type, key or builder `id` stands for.
+    init(_ id: TypeID) { self.id = id }
+
+    /// The type, the key type or the builder type.
+    var type: Any.Type { unsafeBitCast(id.bits & ~3, to: Any.Type.self) }
+    /// Whether `type` is an `InjectionKey` standing for its `Value`, rather than the type itself.
+    var isKey: Bool { id.bits & 1 != 0 }
+    /// Whether `type` is a ``Builder`` model, registered with its build closure.
+    var isBuilder: Bool { id.bits & 2 != 0 }
 }
 
 /// The identity of a registration: the type's metadata address, with bit 0 (always clear in an
