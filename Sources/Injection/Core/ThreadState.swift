@@ -84,6 +84,17 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
         return resolution
     }
 
+    /// Runs `body` with `frame` pushed (see ``push(_:in:transaction:)``), then pops it. A root frame
+    /// hands its resolution to `resolution`.
+    func run<Result>(
+        _ frame: Frame, in container: InjectionContainer, transaction: Unmanaged<Transaction>?,
+        resolution: inout Resolution?, _ body: (FrameRef) -> Result
+    ) -> Result {
+        let (pointer, outer) = push(frame, in: container, transaction: transaction)
+        defer { resolution = pop(pointer, restoring: outer) }
+        return body(.stack(pointer))
+    }
+
     // MARK: - Resolutions
 
     /// A finished resolution that nothing else references, kept for this thread's next one, so that an
