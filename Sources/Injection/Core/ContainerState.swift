@@ -181,16 +181,33 @@ struct ContainerState {
             if registration.lifetime == .weak {
                 registration.weakInstance = nil
             } else if registration.hasInstance {
-                let (object, box, isDisposable) = registration.takeInstance(values: &values)
-                instances.append(Evicted(object: object, type: registration.type, isDisposable: isDisposable, isTracked: registration.ownsInstances))
-                if let box { released.append(box) }
+                takeInstance(of: registration, isTold: true)
             }
+            abandonBuild(of: registration)
+            uncache(registration)
+        }
+
+        /// Takes the cached instance out of `registration`; `isTold`: tells it (if it is disposable) and
+        /// tracks it, as every eviction but that of an instance whose construction failed.
+        fileprivate mutating func takeInstance(of registration: Registration, isTold: Bool) {
+            let (object, box, isDisposable) = registration.takeInstance(values: &values)
+            instances.append(Evicted(
+                object: object, type: registration.type, isDisposable: isTold && isDisposable, isTracked: isTold && registration.ownsInstances))
+            if let box { released.append(box) }
+        }
+
+        /// Ends the build in progress of `registration`, if any: abandoned, its waiting tasks to resume.
+        fileprivate mutating func abandonBuild(of registration: Registration) {
             if let build = registration.waitable {
                 abandoned.append(build)
                 waiters += build.asyncWaiters
                 build.asyncWaiters = []
             }
             registration.builder = nil
+        }
+
+        /// Takes `registration` out of every thread's cache that may hold it.
+        fileprivate mutating func uncache(_ registration: Registration) {
             if registration.isInThreadCaches { threadCacheKeys.append(registration.id) }
             registration.isInThreadCaches = false
         }
@@ -265,31 +282,22 @@ struct ContainerState {
             // Released once unlocked, like any evicted instance (other threads may be copying it out of the
             // registration until the eviction reaches them), but neither told nor tracked: it never
             // finished its construction.
-            let (object, box, _) = registration.takeInstance(values: &evictions.values)
-            evictions.instances.append(Evicted(object: object, type: registration.type, isDisposable: false, isTracked: false))
-            if let box { evictions.released.append(box) }
+            evictions.takeInstance(of: registration, isTold: false)
         }
         if let object = registration.weakInstance?.object, object === instance.object {
             registration.weakInstance = nil
         }
-        if registration.isInThreadCaches { evictions.threadCacheKeys.append(registration.id) }
-        registration.isInThreadCaches = false
+        evictions.uncache(registration)
         return evictions
     }
 
     /// Abandons the builds `owner` started: its thread will never finish them (`verify()` parks it).
     /// Returns their keys, and their waiters to wake as a reset's are (`abandoned`, `waiters`).
     mutating func abandonBuilds(of owner: Resolution) -> (keys: [TypeID], evictions: Evictions) {
-        var evictions = Evictions()
-        let keys = registrations.values.compactMap { registration in registration.builder === owner ? registration.id : nil }
-        for key in keys {
-            let registration = registrations[key]!
-            if let build = registration.waitable {
-                evictions.abandoned.append(build)
-                evictions.waiters += build.asyncWaiters
-                build.asyncWaiters = []
-            }
-            registration.builder = nil
+        var evictions = Evictions(), keys: [TypeID] = []
+        for registration in registrations.values where registration.builder === owner {
+            keys.append(registration.id)
+            evictions.abandonBuild(of: registration)
         }
         return (keys, evictions)
     }

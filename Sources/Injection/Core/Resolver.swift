@@ -151,10 +151,10 @@ extension InjectionContainer {
                 }
                 switch claim {
                 case .cached(_, let registration?) where caches:
-                    replaced = thread.insert(registration, isFactory: false, for: key, in: id)
+                    replaced = thread.insert(registration, isFactory: false, in: id)
                     state.noteInThreadCaches(registration)
                 case .build(let registration, owner: nil, _, _, cacheable: true) where caches:
-                    replaced = thread.insert(registration, isFactory: true, for: key, in: id)
+                    replaced = thread.insert(registration, isFactory: true, in: id)
                     state.noteInThreadCaches(registration)
                 default: break
                 }
@@ -254,7 +254,7 @@ extension InjectionContainer {
                 registration, owner: owner, epoch: epoch, instance: cacheable ? instance : nil,
                 recordedEdges: frame.recordsEdges)
             if completion.cached, let thread {
-                replaced = thread.insert(registration, isFactory: false, for: registration.id, in: ObjectIdentifier(self))
+                replaced = thread.insert(registration, isFactory: false, in: ObjectIdentifier(self))
                 state.noteInThreadCaches(registration)
             }
             if let woken = completion.woken {

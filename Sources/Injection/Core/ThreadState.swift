@@ -198,32 +198,35 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
     /// thread that holds entries of `container`, whatever else the caches hold.
     static func evict(_ keys: [TypeID], of container: ObjectIdentifier, into evicted: inout [AnyObject]) {
         guard !keys.isEmpty else { return }
-        registryLock.withLock {
-            for state in registry.values where state.caches {
-                state.lock.withLock {
-                    guard let index = state.tableIndex(of: container) else { return }
-                    state.noteChange()
-                    var table = state.tables[index]  // Trivial to copy; written back once.
-                    for key in keys {
-                        if let removed = table.remove(key.bits), let released = state.retire(removed) { evicted.append(released) }
-                    }
-                    state.tables[index] = table
-                }
+        forEachTable(of: container) { state, index in
+            var table = state.tables[index]  // Trivial to copy; written back once.
+            for key in keys {
+                if let removed = table.remove(key.bits), let released = state.retire(removed) { evicted.append(released) }
             }
+            state.tables[index] = table
         }
     }
 
     /// Drops every thread's table of `container`, which is being deinitialized (a new container may reuse
     /// its address), adding what they held to `evicted`, to release once all locks are dropped.
     static func forget(_ container: ObjectIdentifier, into evicted: inout [AnyObject]) {
+        forEachTable(of: container) { state, index in
+            let table = state.tables.remove(at: index)
+            table.forEachObject { if let released = state.retire($0) { evicted.append(released) } }
+            table.deallocate()
+        }
+    }
+
+    /// Calls `body` with each caching thread that has a table of `container`, and that table's index,
+    /// under the registry's lock and that thread's cache lock, the thread's change count bumped.
+    @inline(__always)
+    private static func forEachTable(of container: ObjectIdentifier, _ body: (ThreadState, Int) -> Void) {
         registryLock.withLock {
             for state in registry.values where state.caches {
                 state.lock.withLock {
                     guard let index = state.tableIndex(of: container) else { return }
                     state.noteChange()
-                    let table = state.tables.remove(at: index)
-                    table.forEachObject { if let released = state.retire($0) { evicted.append(released) } }
-                    table.deallocate()
+                    body(state, index)
                 }
             }
         }
@@ -346,7 +349,7 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
 
     /// Caches `registration` for `key` of `container`: its cached instance, or a transient's factory
     /// (`isFactory`). Call under the container's lock; release what it returns (a replaced entry) after unlocking.
-    func insert(_ registration: Registration, isFactory: Bool, for key: TypeID, in container: ObjectIdentifier) -> AnyObject? {
+    func insert(_ registration: Registration, isFactory: Bool, in container: ObjectIdentifier) -> AnyObject? {
         guard caches else { return nil }
         let tagged = UInt(bitPattern: Unmanaged.passRetained(registration).toOpaque()) | (isFactory ? Table.factoryTag : 0)
         return lock.withLock { () -> AnyObject? in
@@ -355,7 +358,7 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
                 tables.append(Table(container: UInt(bitPattern: container)))
                 return tables.count - 1
             }()
-            return tables[index].insert(key.bits, tagged).flatMap(retire)
+            return tables[index].insert(registration.id.bits, tagged).flatMap(retire)
         }
     }
 
