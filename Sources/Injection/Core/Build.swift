@@ -1,6 +1,6 @@
 /// A cached instance being built by one resolution, as the others that wait for it see it.
 ///
-/// Made by the first waiter (``ContainerState/claim(_:in:isAsync:isInChain:inheritedEpoch:isOnMainActor:owner:)``):
+/// Made by the first waiter (``ContainerState/claim(_:in:isAsync:isInChain:isOnMainActor:owner:)``):
 /// a build nobody waits for needs only its registration's `builder`. Threads wait on the container's
 /// condition; tasks suspend in `asyncWaiters`. A build is in progress while its registration points to
 /// it; waiters that find it gone claim again.

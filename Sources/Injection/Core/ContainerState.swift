@@ -39,7 +39,8 @@ struct ContainerState {
         /// Run the factory. A cached lifetime comes with the resolution that now owns the build (others
         /// wait for it; unretained: the claimer keeps it alive until it completes the build); a transient
         /// with none, and `cacheable` says whether its registration may go into the thread's cache. The new
-        /// frame records edges if `recordsEdges`, and belongs to `epoch`.
+        /// frame records edges if `recordsEdges`. `epoch` is the container's now: the new frame's, unless it
+        /// continues a resolution of this container, whose epoch it keeps (see ``Frame``'s initializer).
         case build(Registration, owner: Unmanaged<Resolution>?, recordsEdges: Bool, epoch: UInt64, cacheable: Bool)
         /// An async resolve must build a main-actor type: it hops to the main actor and claims there.
         case hop
@@ -53,13 +54,12 @@ struct ContainerState {
     /// - Parameters:
     ///   - isAsync: Whether the resolve runs in `resolveAsync`, which can run async factories and hop.
     ///   - isInChain: Whether the chain being resolved already resolves `key`: building it would be a cycle.
-    ///   - inheritedEpoch: The epoch of the resolution the new frame continues, if it continues one here.
     ///   - isOnMainActor: Whether the resolve is isolated to the main actor; asked only for a
     ///     main-actor registration (the check may cost a system call).
     ///   - owner: The resolution that will own a build (unretained: the caller keeps it alive); asked only
     ///     if one is needed.
     mutating func claim(
-        _ key: TypeID, in container: ObjectIdentifier, isAsync: Bool, isInChain: Bool, inheritedEpoch: UInt64?,
+        _ key: TypeID, in container: ObjectIdentifier, isAsync: Bool, isInChain: Bool,
         isOnMainActor: () -> Bool, owner: () -> Unmanaged<Resolution>
     ) -> Claim {
         guard let registration = registrations[key] else { return .fail(.notRegistered) }
@@ -75,7 +75,6 @@ struct ContainerState {
         if registration.isAsync && !isAsync { return .fail(.asyncFactory) }
         // The first waiter makes the build's handle; an uncontended build never needs one.
         if registration.lifetime != .transient, let build = registration.waitableBuild(in: container) { return .wait(build) }
-        let epoch = inheritedEpoch ?? self.epoch
         let recordsEdges = registration.recordsEdges && !isAsync
         guard registration.lifetime != .transient else {
             // A factory whose edges are known, and which has nothing to run after it, may run from the

@@ -134,7 +134,6 @@ extension InjectionContainer {
         try checkStack(thread.stackLimit, resolving: requested, parent: parent)
         let key = requested.id, id = ObjectIdentifier(self)
         let isInChain = parent?.contains(key, in: id) ?? false
-        let inheritedEpoch = startsResolution ? nil : parent.flatMap { $0.container == id ? $0.epoch : nil }
         while true {
             if let failure = verification?.failure(for: key) { throw failure }
             var newResolution: Resolution?
@@ -142,7 +141,7 @@ extension InjectionContainer {
             defer { _ = replaced }
             let claim = state.withLock { state in
                 let claim = state.claim(
-                    key, in: id, isAsync: false, isInChain: isInChain, inheritedEpoch: inheritedEpoch,
+                    key, in: id, isAsync: false, isInChain: isInChain,
                     isOnMainActor: isOnMainActor
                 ) {
                     if let parent, !startsResolution { return .passUnretained(parent.resolution) }  // Its root keeps it.
@@ -179,7 +178,7 @@ extension InjectionContainer {
                     (frame) -> Result<Box, InjectionError> in
                     let made = runFactory(registration, in: frame) { () throws -> Box in try registration.makeBox(on: thread) }
                     return complete(
-                        made, of: registration, owner: owner, epoch: epoch, frame: frame, thread: caches ? thread : nil,
+                        made, of: registration, owner: owner, frame: frame, thread: caches ? thread : nil,
                         transaction: transaction, defersPostConstruction: true)
                 }
                 let result = end(resolution, of: outcome, from: registration)
@@ -238,7 +237,7 @@ extension InjectionContainer {
     /// type of a cycle was asked for first.
     func complete(
         _ outcome: Result<Box, InjectionError>, of registration: Registration, owner: Unmanaged<Resolution>?,
-        epoch: UInt64, frame: FrameRef, thread: ThreadState?, transaction: Unmanaged<Transaction>?, defersPostConstruction: Bool
+        frame: FrameRef, thread: ThreadState?, transaction: Unmanaged<Transaction>?, defersPostConstruction: Bool
     ) -> Result<Box, InjectionError> {
         var outcome = outcome
         if case .success(let instance) = outcome, registration.lifetime == .weak, instance.object == nil, !instance.isNilOptional {
@@ -251,7 +250,7 @@ extension InjectionContainer {
         defer { _ = replaced }
         let completion = state.withLock { state in
             let completion = state.complete(
-                registration, owner: owner, epoch: epoch, instance: cacheable ? instance : nil,
+                registration, owner: owner, epoch: frame.epoch, instance: cacheable ? instance : nil,
                 recordedEdges: frame.recordsEdges)
             if completion.cached, let thread {
                 replaced = thread.insert(registration, isFactory: false, in: ObjectIdentifier(self))
@@ -366,7 +365,7 @@ extension InjectionContainer {
             if let failure = verification?.failure(for: key) { throw failure }
             let owner = Resolution()  // Async builds start resolutions of their own.
             let claim = state.withLock { state in
-                state.claim(key, in: id, isAsync: true, isInChain: isInChain, inheritedEpoch: nil, isOnMainActor: { false }) { .passUnretained(owner) }
+                state.claim(key, in: id, isAsync: true, isInChain: isInChain, isOnMainActor: { false }) { .passUnretained(owner) }
             }
             switch claim {
             case .cached(let instance, _):
@@ -410,7 +409,7 @@ extension InjectionContainer {
                 let heapFrame = HeapFrame(frame, parent: parentFrame)
                 let made = await run(registration, in: heapFrame, transaction: transaction?.takeUnretainedValue())
                 let outcome = complete(
-                    made, of: registration, owner: buildOwner, epoch: epoch, frame: .heap(.passUnretained(heapFrame)),
+                    made, of: registration, owner: buildOwner, frame: .heap(.passUnretained(heapFrame)),
                     thread: nil, transaction: transaction, defersPostConstruction: false)
                 return try withExtendedLifetime((task, heapFrame)) { end(owner, of: outcome, from: registration) }.get()
             }

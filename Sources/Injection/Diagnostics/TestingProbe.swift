@@ -214,14 +214,16 @@ extension InjectionProbe {
         ) -> Claim {
             let owner = Resolution()  // Kept by the registration it builds, if it builds.
             let claim = state.claim(
-                AnyType(type).id, in: container, isAsync: isAsync, isInChain: isInChain, inheritedEpoch: inheritedEpoch,
+                AnyType(type).id, in: container, isAsync: isAsync, isInChain: isInChain,
                 isOnMainActor: { onMainActor }, owner: { .passUnretained(owner) })
             switch claim {
             case .cached: return .cached
             case .wait: return .wait
             case .hop: return .hop
             case .build(let registration, let owner, _, let epoch, let cacheable):
-                return .build(owner.map { Build(registration: registration, owner: $0.takeUnretainedValue(), epoch: epoch) }, cacheable: cacheable)
+                // A frame that continues a resolution keeps its epoch, as `Frame`'s initializer says.
+                let frameEpoch = inheritedEpoch ?? epoch
+                return .build(owner.map { Build(registration: registration, owner: $0.takeUnretainedValue(), epoch: frameEpoch) }, cacheable: cacheable)
             case .fail(.notRegistered): return .notRegistered
             case .fail(.cycle): return .cycle
             case .fail(.wrongIsolation): return .wrongIsolation
