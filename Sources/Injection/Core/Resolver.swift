@@ -65,6 +65,8 @@ extension InjectionContainer {
         }
     }
 
+    /// Throws ``InjectionError/Kind/resolvedDuringReset`` while `transaction`, or one around it, is this
+    /// container's open reset block: the new scope does not exist yet.
     @inline(never)
     private func refuseInsideReset(_ requested: AnyType, _ transaction: Unmanaged<Transaction>, chain frame: FrameRef?) throws(InjectionError) {
         if transaction._withUnsafeGuaranteedRef({ $0.open(for: self) }) != nil {
@@ -192,20 +194,25 @@ extension InjectionContainer {
     /// frame of its own resolution (`parent` is `nil`) owns no build: nobody can be waiting for it, so
     /// its wait cannot close a cycle.
     private func wait(for build: Build, from parent: FrameRef?) throws(InjectionError) {
-        var waiting: Resolution?
-        if let parent {
-            waitHooks.beforeJoining?(build.type)
-            let resolution = parent.resolution
-            if let path = WaitGraph.beginWaiting(resolution, chain: parent.resolutionChain, for: build) {
-                throw .cycle(build.type, path: path, names: names)
-            }
-            waiting = resolution
-            waitHooks.afterJoining?(build.type)
-        }
+        if parent != nil { waitHooks.beforeJoining?(build.type) }
+        let waiting = try joinWaitGraph(for: build, from: parent)
+        if waiting != nil { waitHooks.afterJoining?(build.type) }
         defer { if let waiting { WaitGraph.endWaiting(waiting) } }
         state.withLock { state in
             while state.isBuilding(build) { self.state.wait() }
         }
+    }
+
+    /// Records in the wait-for graph that the resolution of `parent` (if any: see
+    /// ``wait(for:from:)``) waits for `build`, and returns it, for ``WaitGraph/endWaiting(_:)``; throws
+    /// the cycle that waiting would close instead.
+    private func joinWaitGraph(for build: Build, from parent: FrameRef?) throws(InjectionError) -> Resolution? {
+        guard let parent else { return nil }
+        let resolution = parent.resolution
+        if let path = WaitGraph.beginWaiting(resolution, chain: parent.resolutionChain, for: build) {
+            throw .cycle(build.type, path: path, names: names)
+        }
+        return resolution
     }
 
     /// Runs a factory (or `postConstruction`) whose frame is `frame`; wraps what it throws.
@@ -351,10 +358,8 @@ extension InjectionContainer {
         let binding = task?.binding
         let parent = binding?.frame, startsResolution = binding?.startsResolution ?? false
         let transaction = binding?.transaction
-        if transaction?.takeUnretainedValue().open(for: self) != nil {
-            // A task started inside `resetCurrentContainer { }` that resolves while the block is open.
-            throw .resolvedDuringReset(requested, chain: chain(parent, then: requested), names: names)
-        }
+        // A task started inside `resetCurrentContainer { }` that resolves while the block is open.
+        if let transaction { try refuseInsideReset(requested, transaction, chain: parent) }
         let id = ObjectIdentifier(self), key = requested.id
         if let parent, parent.container == id {
             // Async factories may resolve from several child tasks at once: recorded under the lock.
@@ -387,10 +392,7 @@ extension InjectionContainer {
                     throw error as! InjectionError  // `MainActor.run` rethrows untyped; the slow path throws only this.
                 }
             case .wait(let build):
-                let waiting = startsResolution ? nil : parent.map { ($0.resolution, $0.resolutionChain) }
-                if let (resolution, chain) = waiting, let path = WaitGraph.beginWaiting(resolution, chain: chain, for: build) {
-                    throw .cycle(build.type, path: path, names: names)
-                }
+                let waiting = try joinWaitGraph(for: build, from: startsResolution ? nil : parent)
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                     let isBuilding = state.withLock { state in
                         let isBuilding = state.isBuilding(build)
@@ -399,7 +401,7 @@ extension InjectionContainer {
                     }
                     if !isBuilding { continuation.resume() }
                 }
-                if let (resolution, _) = waiting { WaitGraph.endWaiting(resolution) }
+                if let waiting { WaitGraph.endWaiting(waiting) }
             case .build(let registration, let buildOwner, let recordsEdges, let epoch, _):
                 let parentFrame = parent?.escape()
                 var frame = Frame(
