@@ -305,6 +305,25 @@ struct ResetBlockTests {
         #expect(!InjectionManager.isRegistered(Session.self))
     }
 
+    @Test("inside the block, a handle's change that the commit will skip does not make isRegistered say yes")
+    func conditionalChangeDoesNotDecideIsRegistered() {
+        let container = InjectionContainer()
+        let handle = container.register(Extra.self) { Extra() }
+        container.resetCurrentContainer {
+            // Recorded on condition that `handle` is still the current registration when the block commits.
+            handle.postConstruction { _ in }
+            // Code outside the block (another thread, with no binding) unregisters the type meanwhile.
+            let done = DispatchSemaphore(value: 0)
+            DispatchQueue.global().async {
+                container.unregister(Extra.self)
+                done.signal()
+            }
+            done.wait()
+            #expect(!container.isRegistered(Extra.self), "the block's conditional change was taken for a registration")
+        }
+        #expect(!container.isRegistered(Extra.self))
+    }
+
     @Test("a block that throws applies nothing, not even the reset")
     func throwingBlockAppliesNothing() {
         InjectionManager.register(Session.self) { Session(user: "a") }

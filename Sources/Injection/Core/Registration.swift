@@ -260,7 +260,7 @@ final class Registration: @unchecked Sendable {
     /// While an instance is built, the second word holds the build (see ``inFlight``).
     ///
     /// A thread whose cache holds this registration copies the value out of here under its own cache
-    /// lock, not the container's. So ``takeInstance()`` moves the value out without touching these
+    /// lock, not the container's. So ``takeInstance(values:)`` moves the value out without touching these
     /// words, and nothing writes them again before the eviction that follows it (in the same hold of the
     /// container's lock) has taken this registration out of every thread's cache.
     @exclusivity(unchecked) private var slot: (UInt, UInt) = (0, 0)

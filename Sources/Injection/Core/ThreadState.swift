@@ -247,7 +247,7 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
     /// The cache: one table per container this thread holds entries of (usually one or two), kept until
     /// the container is deinitialized. Under `lock`.
     @exclusivity(unchecked) private var tables: [Table] = []
-    /// Whether ``insert(_:isFactory:for:in:)`` caches anything: false for a state lent to an exiting thread.
+    /// Whether ``insert(_:isFactory:in:)`` caches anything: false for a state lent to an exiting thread.
     private let caches: Bool
 
     /// The index of `container`'s table in ``tables``. Under `lock`.

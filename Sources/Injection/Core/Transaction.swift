@@ -62,23 +62,26 @@ final class Transaction: @unchecked Sendable {  // `operations` and `isCommitted
     func record(_ operation: Operation, whileCurrent current: Registration, isCurrentInState: Bool) -> Bool? {
         lock.withLock {
             guard !isCommitted else { return nil }
-            let isCurrent = decision(for: current.id).map { $0 === current } ?? isCurrentInState
+            let isCurrent = decision(for: current.id, countingConditional: true).map { $0 === current } ?? isCurrentInState
             if isCurrent { operations.append(operation) }
             return isCurrent
         }
     }
 
-    /// Whether `key` is registered once the transaction commits, or `nil` if no operation decides it.
+    /// Whether `key` is registered once the transaction commits, or `nil` if no operation decides it (a
+    /// change through a handle does not: the commit makes it only if the handle is current then).
     func registration(for key: TypeID) -> Bool? {
-        lock.withLock { decision(for: key).map { $0 != nil } }
+        lock.withLock { decision(for: key, countingConditional: false).map { $0 != nil } }
     }
 
     /// What the operations recorded so far leave registered for `key`, from the last one that decides it
-    /// (`nil` inside: one that removes it), or `nil` if none does. Under `lock`.
-    private func decision(for key: TypeID) -> Registration?? {
+    /// (`nil` inside: one that removes it), or `nil` if none does; `countingConditional`: a
+    /// `registerWhileCurrent` decides too. Under `lock`.
+    private func decision(for key: TypeID, countingConditional: Bool) -> Registration?? {
         for operation in operations.reversed() {
             switch operation {
-            case .register(key, let registration), .registerWhileCurrent(key, let registration, _): return .some(registration)
+            case .register(key, let registration): return .some(registration)
+            case .registerWhileCurrent(key, let registration, _) where countingConditional: return .some(registration)
             case .unregister(key), .removeAll: return .some(nil)
             default: continue
             }
