@@ -58,6 +58,7 @@ struct ContainerState {
     ///     main-actor registration (the check may cost a system call).
     ///   - owner: The resolution that will own a build (unretained: the caller keeps it alive); asked only
     ///     if one is needed.
+    @inline(__always)  // Into the slow path: out of line, it cost a retain and a release more per first resolve.
     mutating func claim(
         _ key: TypeID, in container: ObjectIdentifier, isAsync: Bool, isInChain: Bool,
         isOnMainActor: () -> Bool, owner: () -> Unmanaged<Resolution>
