@@ -391,12 +391,12 @@ final class Registration: @unchecked Sendable {
     /// Takes the cached instance out: its class instance if it has one, the box it was in, if any, to
     /// release once the container's lock is dropped, and whether the instance is to be told it is evicted
     /// (see ``isDisposable(_:)``); a value kept inline that is more than its class instance alone is
-    /// appended to `values`, to release then too. Under that lock, while ``hasInstance``. The words of
-    /// ``slot`` stay as they are (see there).
+    /// appended to `values`, to release then too (or, not `keepingValue`, released at once). Under that
+    /// lock, while ``hasInstance``. The words of ``slot`` stay as they are (see there).
     ///
     /// No `Any?` is returned: copying and destroying one goes through its type's witnesses, which a reset
     /// would pay for every instance it evicts.
-    func takeInstance(values: inout [Any]) -> (object: AnyObject?, box: Box?, isDisposable: Bool) {
+    func takeInstance(values: inout [Any], keepingValue: Bool = true) -> (object: AnyObject?, box: Box?, isDisposable: Bool) {
         flags.remove(.hasInstance)
         guard storesInline else {
             let box = slotBox.takeRetainedValue()  // The slot's reference, which keeps the value.
@@ -413,7 +413,7 @@ final class Registration: @unchecked Sendable {
         // Moved out of a copy of the words: the slot itself is only read.
         func take<Value>(_: Value.Type) -> AnyObject? {
             let value = withSlotWords { $0.assumingMemoryBound(to: Value.self).move() }
-            values.append(value)
+            if keepingValue { values.append(value) }
             return Instance.object(value)
         }
         let object = _openExistential(valueType, do: take)
@@ -618,8 +618,9 @@ final class Registration: @unchecked Sendable {
         if lifetime == .weak {
             weakInstance = nil
         } else if hasInstance {
+            // Nothing reads the slot any more: the value goes at once, with no array to carry it.
             var values: [Any] = []
-            _ = takeInstance(values: &values)
+            _ = takeInstance(values: &values, keepingValue: false)
         }
         inFlight = nil
         rareReference?.release()
