@@ -178,26 +178,27 @@ struct RegistrationTableTests {
     @Test("registers, replaces and unregisters 400 types in a random order, as a dictionary would")
     func matchesADictionary() {
         var machine = InjectionProbe.StateMachine()
-        var model: Set<Int> = []
+        var model: [Int: ObjectIdentifier] = [:]  // Each registered type's latest registration.
         var random = SeededRandom(seed: 0x5EED_0015)
         let types = Self.distinctTypes(400)
-        var snapshot: (machine: InjectionProbe.StateMachine, model: Set<Int>)?
+        var snapshot: (machine: InjectionProbe.StateMachine, model: [Int: ObjectIdentifier])?
         for step in 0..<6_000 {
             if step == 3_000 { snapshot = (machine, model) }  // A copy keeps its registrations while the original changes.
             let index = Int.random(in: 0..<types.count, using: &random)
             if Bool.random(using: &random) || model.count < 50 {
                 let changes = machine.register(types[index], lifetime: .transient)
                 #expect(changes.evicted == 0)
-                model.insert(index)
+                model[index] = machine.lastRegistered
             } else {
                 _ = machine.unregister(types[index])
-                model.remove(index)
+                model[index] = nil
             }
             if step % 500 == 0 || step == 5_999 {
-                // Every type answers as the model says: registered (a transient builds) or not.
+                // Every type answers as the model says: with its latest registration, which builds (a
+                // transient), or not at all.
                 for (checked, type) in types.enumerated() {
-                    let registered = machine.claim(type) != .notRegistered
-                    #expect(registered == model.contains(checked), "type \(checked) at step \(step)")
+                    #expect(machine.registration(of: type) == model[checked], "type \(checked) at step \(step)")
+                    #expect((machine.claim(type) != .notRegistered) == (model[checked] != nil), "type \(checked) at step \(step)")
                 }
             }
         }
@@ -206,10 +207,11 @@ struct RegistrationTableTests {
             var copy = snapshot.machine
             #expect(copy.registrationCount == snapshot.model.count)
             for (checked, type) in types.enumerated() {
-                #expect((copy.claim(type) != .notRegistered) == snapshot.model.contains(checked), "type \(checked) in the copy")
+                #expect(copy.registration(of: type) == snapshot.model[checked], "type \(checked) in the copy")
+                #expect((copy.claim(type) != .notRegistered) == (snapshot.model[checked] != nil), "type \(checked) in the copy")
             }
         }
-        for index in model { _ = machine.unregister(types[index]) }
+        for index in model.keys { _ = machine.unregister(types[index]) }
         #expect(machine.registrationCount == 0)
         #expect(types.allSatisfy { machine.claim($0) == .notRegistered })
     }

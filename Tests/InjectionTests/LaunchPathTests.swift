@@ -470,12 +470,14 @@ struct RecycledResolutionTests {
     func threadKeepsItsBox() {
         struct Pair: Sendable { let number: Int; let leaf: Leaf }
         struct Wide: Sendable { let a: Int, b: Int, c: Int, d: String }
+        struct Inner: Sendable { let number: Int; let leaf: Leaf }  // Two words: built into the kept box.
         let container = InjectionContainer()
         container.register(Leaf.self) { Leaf() }
         container.register(String.self) { String(repeating: "spare ", count: 8) }
         container.register(Pair.self) { Pair(number: 42, leaf: Inject(Leaf.self)) }
         container.register(Wide.self) { Wide(a: 1, b: 2, c: 3, d: "wide") }
-        container.register(Root.self) { Root(leaf: Inject(Leaf.self)) }
+        container.register(Inner.self) { Inner(number: 7, leaf: Inject(Leaf.self)) }
+        container.register(Root.self) { Root(leaf: Inject(Inner.self).leaf) }  // Inner's first build is nested in Root's.
         container.register(Other.self) { Other() }
         let thread = SizedStackThread()
         defer { thread.stop() }
@@ -491,7 +493,9 @@ struct RecycledResolutionTests {
             #expect(wide?.a == 1 && wide?.b == 2 && wide?.c == 3 && wide?.d == "wide")
             #expect(InjectionProbe.threadKeepsSpareBox, "a value too large for it leaves the kept box alone")
             let root = try? container.resolve(Root.self)
-            #expect(root?.leaf === leaf, "a nested resolve gives the box back before its parent's build takes it")
+            #expect(root?.leaf === leaf, "the parent's build fills the box its nested build gave back")
+            let inner = try? container.resolve(Inner.self)
+            #expect(inner?.number == 7 && inner?.leaf === leaf, "the nested build's value is intact after its parent reused the box")
             #expect((try? container.resolve(Leaf.self)) === leaf)
             #expect((try? container.resolve(String.self))?.hasPrefix("spare") == true)
             #expect(InjectionProbe.threadKeepsSpareBox)

@@ -1,5 +1,5 @@
 import Foundation
-import Injection
+@_spi(Testing) import Injection
 import InjectionTesting
 import Testing
 
@@ -109,7 +109,10 @@ struct PostConstructionTests {
         let deinits = Counter()
         InjectionManager.register(Holder.self, lifetime: .transient) { Holder(part: Inject()) }
         InjectionManager.register(Part.self, lifetime: .transient) { Part(deinits: deinits) } postConstruction: { $0.isConstructed = true }
-        for _ in 0..<6 {
+        for round in 0..<6 {
+            if round >= 2 {
+                #expect(InjectionProbe.threadCacheEntry(for: Holder.self, in: InjectionManager.currentContainer) == .factory, "round \(round)")
+            }
             let holder = try InjectionManager.resolve(Holder.self)  // From the third on, served from the thread cache.
             #expect(holder.part.isConstructed)
         }

@@ -40,6 +40,24 @@ private final class CallsBackOnDeinit: Sendable {
     }
 }
 
+/// Calls the container from `dispose()`, which runs when a reset, an unregister or a re-registration
+/// evicts it, after the container's lock is dropped.
+private final class CallsBackOnDispose: InjectionDisposable, Sendable {
+    let container: InjectionContainer
+    let done: Counter
+    let resolved = Counter()
+    init(container: InjectionContainer, done: Counter) {
+        self.container = container
+        self.done = done
+    }
+    func dispose() {
+        if (try? container.resolve(ReentrantLeaf.self)) != nil { resolved.increment() }
+        container.register(ReentrantAdded.self) { Made("added by dispose()") }
+        container.unregister(ReentrantRemoved.self)
+        done.increment()
+    }
+}
+
 /// Runs `body` on a new thread; `false` if it did not finish within `seconds` (a deadlock).
 private func finishes(within seconds: Double = 10, _ body: @escaping @Sendable () -> Void) -> Bool {
     let done = Gate()
@@ -206,6 +224,32 @@ struct ReentrancyTests {
         #expect(finishes { container.resetCurrentContainer { container.register(ReentrantInner.self) { Made("inner") } } })
         #expect(deinits.value == 2)
         #expect(container.isRegistered(ReentrantInner.self))
+    }
+
+    @Test("an evicted instance whose dispose() resolves, registers and unregisters does not deadlock the eviction")
+    func disposeCallsBack() throws {
+        let container = InjectionContainer()
+        let disposals = Counter()
+        container.register(ReentrantLeaf.self) { Made("leaf") }
+        container.register(CallsBackOnDispose.self) { [unowned container] in CallsBackOnDispose(container: container, done: disposals) }
+        // Each way an instance is evicted: a reset, a re-registration, an unregister.
+        let evictions: [(name: String, evict: @Sendable () -> Void)] = [
+            ("a reset", { container.resetCurrentContainer() }),
+            ("a re-registration", {
+                container.register(CallsBackOnDispose.self) { [unowned container] in CallsBackOnDispose(container: container, done: disposals) }
+            }),
+            ("an unregister", { container.unregister(CallsBackOnDispose.self) }),
+        ]
+        for (round, eviction) in evictions.enumerated() {
+            container.register(ReentrantRemoved.self) { Made("removed") }
+            container.unregister(ReentrantAdded.self) as Void
+            let instance = try container.resolve(CallsBackOnDispose.self)
+            #expect(finishes { eviction.evict() }, "\(eviction.name) deadlocked")
+            #expect(disposals.value == round + 1, "\(eviction.name): dispose() ran once")
+            #expect(instance.resolved.value == 1, "\(eviction.name): dispose() resolved")
+            #expect(container.isRegistered(ReentrantAdded.self), "\(eviction.name): dispose() registered")
+            #expect(!container.isRegistered(ReentrantRemoved.self), "\(eviction.name): dispose() unregistered")
+        }
     }
 
     @Test("a factory may register, unregister and reset without deadlocking")

@@ -277,7 +277,8 @@ public final class InjectionContainer: @unchecked Sendable {
 
     // MARK: - Scope
 
-    /// Ends the current scope: evicts every `.scoped` instance; registrations and singletons stay.
+    /// Ends the current scope: evicts every `.scoped` instance and forgets every `.weak` one; registrations
+    /// and singletons stay.
     ///
     /// Call it at logout. Objects that already hold a previous-scope instance in a `let` keep it;
     /// rebuild them after the reset. A resolve that was building a scoped instance when the reset

@@ -6,8 +6,9 @@ import _InjectionPlatform
 /// One value in two forms. A synchronous scope (a factory, a sync `withContainer`, a reset block)
 /// publishes it in its thread's state, unretained, for the hot path to read with one thread-local read.
 /// A scope that tasks inherit also publishes it in the task-local ``TaskBinding``. ``current(_:)`` is
-/// the one reader: `Inject`, every `InjectionManager` entry point, `container.resolve` and the lazy
-/// handles ask it, and nothing else asks where code runs.
+/// the one reader for synchronous code: `Inject`, every `InjectionManager` entry point,
+/// `container.resolve` and the lazy handles ask it. An async resolve (`asyncResolve`) reads
+/// ``TaskBinding/current`` itself: a task has no thread binding to prefer.
 struct Binding {
     let container: Unmanaged<InjectionContainer>
     let frame: FrameRef?

@@ -8,7 +8,8 @@
 struct ContainerState {
     /// The registrations by key; each holds what the container built for it.
     private(set) var registrations = RegistrationTable()
-    /// Bumped by every reset. A build whose resolution started in an older epoch is never cached.
+    /// Bumped by every reset and by ``removeAll()``. A build whose resolution started in an older epoch is
+    /// never cached (but for a singleton's).
     private(set) var epoch: UInt64 = 0
     /// Bumped by every change of a registration: what the type names are worked out from.
     private(set) var generation: UInt64 = 0

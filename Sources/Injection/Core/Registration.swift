@@ -195,7 +195,8 @@ enum Instance {
 /// allocates one object and instantiates no metadata for it.
 ///
 /// The `let`s are read anywhere; the `var`s belong to ``ContainerState`` and are touched only under the
-/// container's lock, which is why they skip the runtime's exclusivity checks.
+/// container's lock (but ``slot``, which a thread whose cache holds the registration reads under that
+/// cache's lock: see there), which is why they skip the runtime's exclusivity checks.
 @usableFromInline
 final class Registration: @unchecked Sendable {
     typealias Make = @Sendable () throws -> Box
@@ -208,7 +209,8 @@ final class Registration: @unchecked Sendable {
         /// Only on the main actor: claiming it off the main actor fails or hops first. ``Rare/held`` is a
         /// ``Make``.
         case mainActor
-        /// Only in `resolveAsync` and `prepare`; never enters a thread's cache. ``Rare/held`` is a
+        /// Only in `resolveAsync` and `prepare`: its factory never runs from a thread's cache (its cached
+        /// instance may be served from one). ``Rare/held`` is a
         /// ``MakeAsync``.
         case async
     }
@@ -260,9 +262,9 @@ final class Registration: @unchecked Sendable {
     /// While an instance is built, the second word holds the build (see ``inFlight``).
     ///
     /// A thread whose cache holds this registration copies the value out of here under its own cache
-    /// lock, not the container's. So ``takeInstance(values:)`` moves the value out without touching these
-    /// words, and nothing writes them again before the eviction that follows it (in the same hold of the
-    /// container's lock) has taken this registration out of every thread's cache.
+    /// lock, not the container's. So ``takeInstance(values:isTeardown:)`` moves the value out without
+    /// touching these words, and nothing writes them again before the eviction that follows it (in the
+    /// same hold of the container's lock) has taken this registration out of every thread's cache.
     @exclusivity(unchecked) private var slot: (UInt, UInt) = (0, 0)
     /// The class of the last instance asked about in ``isDisposable(_:)`` (0: none yet), with
     /// bit 0 set if it conforms to `InjectionDisposable`: the dynamic cast costs far more than the
@@ -391,29 +393,30 @@ final class Registration: @unchecked Sendable {
     /// Takes the cached instance out: its class instance if it has one, the box it was in, if any, to
     /// release once the container's lock is dropped, and whether the instance is to be told it is evicted
     /// (see ``isDisposable(_:)``); a value kept inline that is more than its class instance alone is
-    /// appended to `values`, to release then too (or, not `keepingValue`, released at once). Under that
-    /// lock, while ``hasInstance``. The words of ``slot`` stay as they are (see there).
+    /// appended to `values`, to release then too. Under that lock, while ``hasInstance``. The words of
+    /// ``slot`` stay as they are (see there). `isTeardown`: the registration is being deinitialized, so
+    /// such a value is released at once and nobody is asked whether it is disposable (nobody tells it).
     ///
     /// No `Any?` is returned: copying and destroying one goes through its type's witnesses, which a reset
     /// would pay for every instance it evicts.
-    func takeInstance(values: inout [Any], keepingValue: Bool = true) -> (object: AnyObject?, box: Box?, isDisposable: Bool) {
+    func takeInstance(values: inout [Any], isTeardown: Bool = false) -> (object: AnyObject?, box: Box?, isDisposable: Bool) {
         flags.remove(.hasInstance)
         guard storesInline else {
             let box = slotBox.takeRetainedValue()  // The slot's reference, which keeps the value.
             func object<Value>(_: Value.Type) -> AnyObject? { Instance.object(box.value(as: Value.self)) }
             let object = _openExistential(valueType, do: object)
-            return (object, box, isDisposable(object))
+            return (object, box, !isTeardown && isDisposable(object))
         }
         if self[.slotHoldsObject] {
             // The first word is the instance's one reference (a class existential's others are witness
             // tables): moved out as it is, with no copy of the value and no look-up of its type.
             let object = Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: slot.0).unsafelyUnwrapped)
-            return (object.takeRetainedValue(), nil, isDisposable(object.takeUnretainedValue()))
+            return (object.takeRetainedValue(), nil, !isTeardown && isDisposable(object.takeUnretainedValue()))
         }
         // Moved out of a copy of the words: the slot itself is only read.
         func take<Value>(_: Value.Type) -> AnyObject? {
             let value = withSlotWords { $0.assumingMemoryBound(to: Value.self).move() }
-            if keepingValue { values.append(value) }
+            if !isTeardown { values.append(value) }
             return Instance.object(value)
         }
         let object = _openExistential(valueType, do: take)
@@ -425,7 +428,7 @@ final class Registration: @unchecked Sendable {
             self[.slotHoldsObject] = !isOptional && valueType != (any Error).self
                 && object.map { UInt(bitPattern: ObjectIdentifier($0)) == slot.0 } ?? false
         }
-        return (object, nil, isDisposable(object))
+        return (object, nil, !isTeardown && isDisposable(object))
     }
 
     /// Whether the cached instance is the one `box` carried here, inline or in the box itself. Under the
@@ -620,7 +623,7 @@ final class Registration: @unchecked Sendable {
         } else if hasInstance {
             // Nothing reads the slot any more: the value goes at once, with no array to carry it.
             var values: [Any] = []
-            _ = takeInstance(values: &values, keepingValue: false)
+            _ = takeInstance(values: &values, isTeardown: true)
         }
         inFlight = nil
         rareReference?.release()
@@ -740,7 +743,8 @@ final class Registration: @unchecked Sendable {
     ///
     /// The registration remembers the answer for the last class it asked about: the dynamic cast costs far
     /// more than the comparison, and the first one of a type scans every conformance in the process (tens
-    /// of microseconds on Linux), which the first eviction pays, not the launch.
+    /// of microseconds on Linux), which the first eviction pays, not the launch. A registration torn down
+    /// with its instance does not ask (``takeInstance(values:isTeardown:)``).
     private func isDisposable(_ object: AnyObject?) -> Bool {
         guard ownsInstances, let object else { return false }
         let type = UInt(bitPattern: ObjectIdentifier(Swift.type(of: object)))

@@ -9,7 +9,7 @@ import _InjectionPlatform
 // 2. Otherwise `resolveSlowly`: claim the key under the container's lock (`ContainerState.claim`),
 //    and return the cached instance, wait for another resolution's build, or run the factory in a
 //    frame; then complete the build under the lock (`ContainerState.complete`), which caches the
-//    instance and copies it into this thread's cache in the same step.
+//    instance and enters its registration in this thread's cache in the same step.
 // 3. `resolveAsync` is the same loop for tasks: waiting suspends instead of blocking, async factories
 //    run in a task of their own, and main-actor types are built on the main actor.
 
@@ -127,7 +127,7 @@ extension InjectionContainer {
 
     /// The synchronous slow path: returns the cached instance, or waits for another resolution's build,
     /// or builds. A build caches its result only if its registration is still the current one, the build
-    /// was not abandoned and the epoch did not change; with `caches`, the registration of a cached
+    /// was not abandoned and (but for a singleton) the epoch did not change; with `caches`, the registration of a cached
     /// instance goes into this thread's cache too.
     func resolveSlowly(
         _ requested: AnyType, parent: FrameRef?, startsResolution: Bool, transaction: Unmanaged<Transaction>?,

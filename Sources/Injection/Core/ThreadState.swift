@@ -19,7 +19,9 @@ import _InjectionPlatform
 /// keys the change touched, in the tables of that container: its cost does not depend on what else the
 /// caches hold.
 ///
-/// Lock order: a container's lock → `registryLock` → a thread's table lock. Evicted objects are handed
+/// Lock order: a container's lock → `registryLock` → a thread's table lock (an eviction); a container's lock
+/// → the building thread's own table lock (an insertion); a container's deinit → `registryLock` → a
+/// thread's table lock (``forget(_:)``). Evicted objects are handed
 /// back to be released after every lock is dropped, since releasing can run a `deinit`.
 final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner thread's; the table: under `lock`.
     /// The innermost synchronous scope on this thread; whoever opened it keeps its objects alive.
@@ -98,7 +100,8 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
     // MARK: - Resolutions
 
     /// A finished resolution that nothing else references, kept for this thread's next one, so that an
-    /// uncontended first resolve allocates nothing but its instance and its box.
+    /// uncontended first resolve allocates nothing but its instance (and its box, unless ``spareBox``
+    /// serves).
     @exclusivity(unchecked) private var spareResolution: Resolution?
 
     /// A box a resolve emptied of its small value, for this thread's next build to fill: a first resolve

@@ -190,6 +190,16 @@ extension InjectionProbe {
         /// How many keys are registered.
         public var registrationCount: Int { state.registrations.count }
 
+        /// The registration the last ``register(_:lifetime:isolation:)`` made, as it made it: to compare with
+        /// what ``registration(of:)`` finds later.
+        public private(set) var lastRegistered: ObjectIdentifier?
+
+        /// The registration the state holds for `type` (`nil` if none): each ``register(_:lifetime:isolation:)``
+        /// makes a new one.
+        public func registration(of type: Any.Type) -> ObjectIdentifier? {
+            state.registrations[AnyType(type).id].map { ObjectIdentifier($0) }
+        }
+
         /// Registers `type` (a fresh registration each time), as `register` does.
         @discardableResult
         public mutating func register(_ type: Any.Type, lifetime: InjectionLifetime, isolation: Isolation = .none) -> Changes {
@@ -199,6 +209,7 @@ extension InjectionProbe {
             case .async: Registration(AnyType(type), lifetime: lifetime, file: #fileID, asyncFactory: { Instance() })
             }
             registrations[AnyType(type).id] = registration
+            lastRegistered = ObjectIdentifier(registration)
             return Self.changes(state.replace(AnyType(type).id, with: registration) ?? .init())
         }
 

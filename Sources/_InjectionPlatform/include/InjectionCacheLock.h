@@ -1,5 +1,6 @@
-// The lock of one thread's instance cache: taken by its own thread on every cache hit (uncontended),
-// by other threads only to evict entries, which can take milliseconds for a large cache.
+// A one-word lock. Each thread's instance cache has one: taken by its own thread on every cache hit
+// (uncontended), by other threads only to evict entries or to drop a deinitialized container's table.
+// `InjectLazy` keeps one for its resolved value.
 #ifndef INJECTION_CACHE_LOCK_H
 #define INJECTION_CACHE_LOCK_H
 
@@ -10,7 +11,8 @@
 #include <stdatomic.h>
 #endif
 
-/// Takes a cache lock after a failed first attempt: waits in the kernel, never spins on `sched_yield`.
+/// Takes a cache lock after a failed first attempt: spins briefly (a pause instruction, never
+/// `sched_yield`), then waits in the kernel.
 /// Called by `_injection_cache_lock`; not meant to be called directly.
 void _injection_cache_lock_contended(uint32_t *_Nonnull word);
 
@@ -21,7 +23,8 @@ void _injection_cache_unlock_contended(uint32_t *_Nonnull word);
 /// Takes the cache lock whose zero-initialized word is at `word` (a fixed address).
 ///
 /// `os_unfair_lock` on Apple platforms. Elsewhere a futex-style lock: uncontended, one compare-and-swap
-/// to take it and one exchange to release it; a contended taker sleeps in the kernel until woken.
+/// to take it and one exchange to release it; a contended taker spins briefly, then sleeps in the kernel
+/// until woken.
 static inline void _injection_cache_lock(uint32_t *_Nonnull word) {
 #if defined(__APPLE__)
     os_unfair_lock_lock((os_unfair_lock_t)word);

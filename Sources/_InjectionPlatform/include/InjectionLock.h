@@ -1,4 +1,5 @@
-// The mutex and condition variable behind every lock of the library except the per-thread cache lock.
+// The mutex and condition variable behind every lock of the library except the one-word locks
+// (`InjectionCacheLock.h`: each thread's cache lock and `InjectLazy`'s).
 #ifndef INJECTION_LOCK_H
 #define INJECTION_LOCK_H
 
