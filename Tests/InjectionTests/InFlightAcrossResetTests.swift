@@ -204,4 +204,26 @@ struct InFlightAcrossResetTests {
         let newPart = try container.resolve(Part.self)
         #expect(old.values.first?.part !== newPart)
     }
+
+    @Test("a resolution that began before removeAll() never caches what it builds in the types registered after it")
+    func staleResolutionDoesNotSeedTheReregistration() throws {
+        let container = InjectionContainer()
+        let proceed = Latch(), started = Latch()
+        container.register(Part.self) { Part(deinits: Counter()) }
+        container.register(Holder.self) {
+            started.open()
+            proceed.wait()
+            return Holder(part: try InjectionManager.resolve(Part.self))  // The new registration's.
+        }
+        let old = Collector<Holder>()
+        let finished = Gate()
+        onThread { old.append(try! container.resolve(Holder.self)); finished.open() }
+        #expect(started.wait())
+        container.removeAll()
+        container.register(Part.self) { Part(deinits: Counter()) }
+        proceed.open()
+        #expect(finished.wait())
+        let oldPart = try #require(old.values.first?.part)
+        #expect(try container.resolve(Part.self) !== oldPart, "the old resolution's Part was cached in the new registration")
+    }
 }

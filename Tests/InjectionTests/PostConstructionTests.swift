@@ -25,6 +25,7 @@ private final class Middle: Sendable {
     init(part: Part) { self.part = part }
 }
 private final class AsyncRoot: Sendable {}
+private final class WeakProbe: Sendable {}
 private struct Refused: Error {}
 
 @Suite("postConstruction", .isolatedInjection)
@@ -100,6 +101,40 @@ struct PostConstructionTests {
         let top = try InjectionManager.resolve(Top.self)
         #expect(top.middle === (try InjectionManager.resolve(Middle.self)))
         #expect(top.middle.part === (try InjectionManager.resolve(Part.self)))
+    }
+
+    @Test("a .weak instance whose postConstruction threw is never handed out again, even while something holds it")
+    func failedWeakInstanceIsForgotten() throws {
+        let container = InjectionContainer()
+        let kept = Collector<WeakProbe>(), runs = Counter()
+        container.register(WeakProbe.self, lifetime: .weak) { WeakProbe() } postConstruction: { made in
+            kept.append(made)  // Something holds it.
+            if runs.increment() == 1 { throw Refused() }
+        }
+        #expect(throws: InjectionError.self) { try container.resolve(WeakProbe.self) }
+        let failed = try #require(kept.values.first)
+        #expect(try container.resolve(WeakProbe.self) !== failed)
+    }
+
+    @Test("a failing postConstruction evicts only its own instance, not a newer one its registration cached after a reset")
+    func failureSparesANewerInstanceOfTheSameRegistration() throws {
+        let container = InjectionContainer()
+        let runs = Counter(), newer = Collector<WeakProbe>()
+        container.register(WeakProbe.self) { WeakProbe() } postConstruction: { _ in
+            guard runs.increment() == 1 else { return }
+            // A new scope, in which another thread builds and caches the next instance, then this one fails.
+            container.resetCurrentContainer()
+            let done = Gate()
+            onThread {
+                if let made = try? container.resolve(WeakProbe.self) { newer.append(made) }
+                done.open()
+            }
+            _ = done.wait()
+            throw Refused()
+        }
+        #expect(throws: InjectionError.self) { try container.resolve(WeakProbe.self) }
+        let cached = try #require(newer.values.first)
+        #expect(try container.resolve(WeakProbe.self) === cached, "the failure evicted the newer instance")
     }
 
     // MARK: On every path

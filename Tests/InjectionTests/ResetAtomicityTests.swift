@@ -69,6 +69,7 @@ struct ResetAtomicityTests {
                 }
             }
             #expect(container.isRegistered(Extra.self), "the thrown block's unregister is gone already inside the outer block")
+            #expect(container.isRegistered(Bridge.self), "the outer block's own registration of a new type counts inside it")
         }
         #expect(try container.resolve(Marker.self).label == "old")
         #expect(container.isRegistered(Extra.self))
@@ -258,8 +259,11 @@ struct ResetBlockTests {
         let before: Session = Inject()
         InjectionManager.resetCurrentContainer {
             InjectionManager.register(Session.self) { Session(user: "b") }
+            InjectionManager.register((any API).self) { LiveAPI() }
             #expect(InjectionManager.isRegistered(Session.self))
+            #expect(InjectionManager.isRegistered((any API).self), "a type new to the block is registered inside it")
         }
+        #expect(InjectionManager.isRegistered((any API).self))
         let after: Session = Inject()
         #expect(before.user == "a")
         #expect(after.user == "b")
@@ -324,6 +328,32 @@ struct ResetBlockTests {
         #expect(!container.isRegistered(Extra.self))
     }
 
+    @Test("a task started inside the block may resolve and register once the block has committed")
+    func taskOutlivingTheBlock() async throws {
+        let container = InjectionContainer()
+        container.register(Session.self) { Session(user: "a") }
+        let gate = AsyncGate()
+        var task: Task<InjectionError.Kind?, Never>?
+        container.resetCurrentContainer {
+            task = Task {
+                await gate.wait()  // Until the block has committed.
+                container.register(Formatter.self) { Formatter() }
+                do throws(InjectionError) {
+                    _ = try container.resolve(Session.self)
+                    _ = try await container.resolveAsync(Session.self)
+                    return nil
+                } catch {
+                    return error.kind
+                }
+            }
+        }
+        gate.open()
+        let started = try #require(task)
+        let failure = await started.value
+        #expect(failure == nil, "the committed block still refused the task's resolve")
+        #expect(container.isRegistered(Formatter.self), "the task's registration after the commit was dropped")
+    }
+
     @Test("a block that throws applies nothing, not even the reset")
     func throwingBlockAppliesNothing() {
         InjectionManager.register(Session.self) { Session(user: "a") }
@@ -343,8 +373,10 @@ struct ResetBlockTests {
         InjectionManager.resetCurrentContainer {
             InjectionManager.resetCurrentContainer {
                 InjectionManager.register(Session.self) { Session(user: "inner") }
+                InjectionManager.register(Formatter.self) { Formatter() }
             }
             #expect(InjectionManager.isRegistered(Session.self))
+            #expect(InjectionManager.isRegistered(Formatter.self), "the inner block's registration of a new type counts in the outer one")
             InjectionManager.register((any API).self) { LiveAPI() }
         }
         #expect(Inject(Session.self).user == "inner")
