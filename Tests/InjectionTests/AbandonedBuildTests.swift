@@ -77,7 +77,7 @@ struct AbandonedBuildTests {
         #expect(started.wait())
         let waiterDone = Gate()
         onThread { results.append(try! container.resolve(Session.self).serial); waiterDone.open() }
-        waitUntil { InjectionProbe.buildHasWaiters(for: Session.self, in: container) }  // The second thread waits for the build.
+        #expect(waitUntil { InjectionProbe.buildHasWaiters(for: Session.self, in: container) }, "the second thread never waited for the build")
         container.resetCurrentContainer()
         #expect(waiterDone.wait())
         release.open()

@@ -41,6 +41,7 @@ struct FrameConfinementTests {
             onThread { continuation.resume(returning: (try? container.resolve(Spawner.self)) != nil) }
         }
         #expect(resolved)
+        #expect(!tasks.values.isEmpty, "the factory started no task")
         for task in tasks.values { #expect(await task.value == iterations) }
         // The factory's edges are its own; the task's resolves belong to no resolution of Spawner.
         let edges = container.dependencyGraph().edges.map { "\($0.from) → \($0.to)" }

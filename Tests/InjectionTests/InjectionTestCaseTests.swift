@@ -12,7 +12,8 @@ final class InjectionTestCaseTests: InjectionTestCase {
         XCTAssertTrue(InjectionManager.currentContainer === container)
         XCTAssertFalse(InjectionManager.isRegistered(SecondOnly.self))
         InjectionManager.register(FirstOnly.self) { FirstOnly() }
-        XCTAssertNotNil(try InjectionManager.resolve(FirstOnly.self))
+        let first = try InjectionManager.resolve(FirstOnly.self)
+        XCTAssertTrue(try InjectionManager.resolve(FirstOnly.self) === first, "the test's container caches its own instance")
         XCTAssertFalse(InjectionManager.sharedContainer.isRegistered(FirstOnly.self))
     }
 
@@ -20,7 +21,8 @@ final class InjectionTestCaseTests: InjectionTestCase {
         XCTAssertTrue(InjectionManager.currentContainer === container)
         XCTAssertFalse(InjectionManager.isRegistered(FirstOnly.self))
         InjectionManager.register(SecondOnly.self) { SecondOnly() }
-        XCTAssertNotNil(try InjectionManager.resolve(SecondOnly.self))
+        let second = try InjectionManager.resolve(SecondOnly.self)
+        XCTAssertTrue(try InjectionManager.resolve(SecondOnly.self) === second, "the test's container caches its own instance")
         XCTAssertFalse(InjectionManager.sharedContainer.isRegistered(SecondOnly.self))
     }
 

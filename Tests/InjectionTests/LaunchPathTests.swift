@@ -315,7 +315,12 @@ struct BuildHandleReviewTests {
                 do throws(InjectionError) { return .success(try await container.resolveAsync(Slow.self).run) } catch { return .failure(error) }
             }
         }
-        #expect(waitUntil { InjectionProbe.buildHasWaiters(for: Slow.self, in: container) })
+        // Every task suspended in the build's waiters (at least one thread waits too). Polled without
+        // blocking: the tasks need the cooperative pool, which other tests share.
+        let deadline = Date().addingTimeInterval(20)
+        while InjectionProbe.asyncWaiterCount(for: Slow.self, in: container) < 3, Date() < deadline { await Task.yield() }
+        #expect(InjectionProbe.asyncWaiterCount(for: Slow.self, in: container) == 3, "the tasks never waited (\(end))")
+        #expect(InjectionProbe.buildHasWaiters(for: Slow.self, in: container))
         switch end {
         case .finishes, .fails: release.open()
         case .reset: container.resetCurrentContainer()
@@ -330,8 +335,21 @@ struct BuildHandleReviewTests {
             release.open()
             return
         }
-        var taskResults: [Result<Int, InjectionError>] = []
-        for task in tasks { taskResults.append(await task.value) }
+        // Never await a task unbounded: a waiter nobody resumes would hang the test run, not fail it.
+        let tasksDone = AsyncGate()
+        let collected = Collector<Result<Int, InjectionError>>()
+        Task {
+            for task in tasks { collected.append(await task.value) }
+            tasksDone.open()
+        }
+        let timer = Task {  // A deadline, not a pause: it ends the wait only if a task is never woken.
+            try? await Task.sleep(nanoseconds: 20_000_000_000)
+            tasksDone.open()
+        }
+        await tasksDone.wait()
+        timer.cancel()
+        let taskResults = collected.values
+        #expect(taskResults.count == 3, "a task waiting for the build was never woken (\(end))")
         release.open()
         #expect(builderDone.wait())
         for result in threadResults.values + taskResults {

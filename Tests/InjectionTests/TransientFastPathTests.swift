@@ -599,6 +599,7 @@ struct TransientFastPathTests {
             for _ in 0..<20 { _ = try container.resolve(Outer.self) }
         }
         linksGone.open()
+        #expect(!tasks.values.isEmpty, "no factory started a task")
         for task in tasks.values { #expect(try await task.value == 1) }
     }
 
@@ -622,6 +623,7 @@ struct TransientFastPathTests {
             for _ in 0..<10 { _ = try container.resolve(LinkDepth0.self) }
         }
         linksGone.open()
+        #expect(!tasks.values.isEmpty, "no factory started a task")
         for task in tasks.values { #expect(await task.value == (deepChainNames + ["Unregistered"]).joined(separator: ",")) }
     }
 

@@ -81,6 +81,12 @@
         container.state.withLock { $0.registrations[AnyType(type).id]?.waitable != nil }
     }
 
+    /// How many tasks (`resolveAsync`) are suspended waiting for the build of `type` now in progress in
+    /// `container`.
+    public static func asyncWaiterCount(for type: Any.Type, in container: InjectionContainer) -> Int {
+        container.state.withLock { $0.registrations[AnyType(type).id]?.waitable?.asyncWaiters.count ?? 0 }
+    }
+
     /// Whether a resolution was told to wait for the build of the typed key `key` now in progress in
     /// `container`.
     public static func buildHasWaiters<Key: InjectionKey>(forKey key: Key.Type, in container: InjectionContainer) -> Bool {
