@@ -315,10 +315,13 @@ struct BuildHandleReviewTests {
                 do throws(InjectionError) { return .success(try await container.resolveAsync(Slow.self).run) } catch { return .failure(error) }
             }
         }
-        // Every task suspended in the build's waiters (at least one thread waits too). Polled without
-        // blocking: the tasks need the cooperative pool, which other tests share.
+        // Every task suspended in the build's waiters (at least one thread waits too). Polled, a millisecond
+        // apart, without holding a thread: the tasks need the cooperative pool, which other tests share, and
+        // `Task.yield()` would not let lower-priority tasks run.
         let deadline = Date().addingTimeInterval(20)
-        while InjectionProbe.asyncWaiterCount(for: Slow.self, in: container) < 3, Date() < deadline { await Task.yield() }
+        while InjectionProbe.asyncWaiterCount(for: Slow.self, in: container) < 3, Date() < deadline {
+            try? await Task.sleep(nanoseconds: 1_000_000)
+        }
         #expect(InjectionProbe.asyncWaiterCount(for: Slow.self, in: container) == 3, "the tasks never waited (\(end))")
         #expect(InjectionProbe.buildHasWaiters(for: Slow.self, in: container))
         switch end {

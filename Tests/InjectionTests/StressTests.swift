@@ -487,24 +487,31 @@ struct StressTests {
     @Test("resolves racing with resets and registrations stay consistent")
     func resolvesRaceWithMutations() {
         let container = InjectionContainer()
-        container.register((any API).self) { LiveAPI() }
+        container.register((any API).self) { LiveAPI(name: "0") }
         container.register((any Clock).self, lifetime: .singleton) { SystemClock() }
         container.register(ViewModel.self) { ViewModel() }
         let clock = try! container.resolve((any Clock).self)
-        let failures = Counter()
+        let failures = Counter(), stale = Counter(), reregistered = Counter()  // API's n-th registration is named "n".
         let finished = runOnThreads(4) { index in
             for iteration in 0..<2_000 {
                 switch (index, iteration % 50) {
                 case (0, 0): container.resetCurrentContainer()
-                case (1, 0): container.register((any API).self) { LiveAPI(name: "re") }
+                case (1, 0):
+                    let name = String(reregistered.value + 1)
+                    container.register((any API).self) { LiveAPI(name: name) }
+                    reregistered.increment()
                 case (2, 0): container.resetCurrentContainer { container.register(Formatter.self) { Formatter() } }
                 default:
+                    // Once re-registration n has returned, no resolve that starts after it gets an older API.
+                    let floor = reregistered.value
                     let viewModel = try! container.resolve(ViewModel.self)
                     if viewModel.clock !== clock { failures.increment() }
+                    if Int((try! container.resolve((any API).self)).name)! < floor { stale.increment() }
                 }
             }
         }
         #expect(finished)
         #expect(failures.value == 0)
+        #expect(stale.value == 0, "a resolve got the API its re-registration had evicted")
     }
 }

@@ -46,6 +46,9 @@ private final class Piece: @unchecked Sendable {
     private var _constructed = 0
     var constructed: Int { lock.withLock { _constructed } }
     func construct() { lock.withLock { _constructed += 1 } }
+    /// How many resets had begun when it was built (`hitsRacingEvictions`).
+    let generation: Int
+    init(generation: Int = 0) { self.generation = generation }
 }
 private final class Outer: Sendable {
     let inner: Inner
@@ -731,14 +734,21 @@ struct TransientFastPathTests {
     @Test("cache hits and cached transients racing resets and re-registrations")
     func hitsRacingEvictions() throws {
         let container = InjectionContainer()
-        container.register(Piece.self) { Piece() }
+        // Resets begun, and resets returned: a resolve that starts after reset n returned never gets a
+        // Piece built before reset n began (one whose generation is below n).
+        let resetsBegun = Counter(), resetsDone = Counter()
+        container.register(Piece.self) { Piece(generation: resetsBegun.value) }
         container.register(Inner.self, lifetime: .transient) { Inner(piece: try InjectionManager.resolve(Piece.self)) }
         container.register(Outer.self, lifetime: .transient) { Outer(inner: try InjectionManager.resolve(Inner.self)) }
-        let stop = Flag(), failures = Counter()
+        let stop = Flag(), failures = Counter(), stale = Counter()
         let done = runOnThreads(5) { index in
             if index == 0 {
                 for round in 0..<20_000 {
-                    if round % 2 == 0 { container.resetCurrentContainer() } else {
+                    if round % 2 == 0 {
+                        resetsBegun.increment()
+                        container.resetCurrentContainer()
+                        resetsDone.increment()
+                    } else {
                         container.register(Inner.self, lifetime: .transient) { Inner(piece: try InjectionManager.resolve(Piece.self)) }
                     }
                 }
@@ -747,13 +757,16 @@ struct TransientFastPathTests {
             }
             while stop.value == 0 {
                 do {
-                    _ = try container.resolve(Outer.self)
-                    _ = try container.resolve(Piece.self)
+                    let floor = resetsDone.value
+                    let outer = try container.resolve(Outer.self)
+                    let piece = try container.resolve(Piece.self)
+                    if outer.inner.piece.generation < floor || piece.generation < floor { stale.increment() }
                 } catch { failures.increment() }
             }
         }
         #expect(done)
         #expect(failures.value == 0)
+        #expect(stale.value == 0, "a resolve got a Piece its container had evicted before the resolve began")
     }
 }
 

@@ -227,9 +227,15 @@ struct TransientPinningTests {
         }
         // The bound only tells a deadlock from slowness: this takes ~4 s in a debug build and over 30 s under
         // AddressSanitizer (CI's leak check), where the default 30 s bound failed it while it was still running.
+        let resolved = Counter(), failures = Collector<InjectionError.Kind>()
         let finished = runOnThreads(2, timeout: 300) { index in
             for round in 0..<20_000 {
-                _ = try? container.resolve(PinOuter.self)
+                do throws(InjectionError) {
+                    _ = try container.resolve(PinOuter.self)
+                    resolved.increment()
+                } catch {
+                    failures.append(error.kind)
+                }
                 if index == 1 && round % 500 == 0 {
                     container.register(PinOuter.self, lifetime: .transient) {
                         _ = try InjectionManager.resolve(PinInner.self)
@@ -241,6 +247,11 @@ struct TransientPinningTests {
             }
         }
         #expect(finished)
+        // The only failure a serial order could give: PinInner unregistered by a factory, until the next
+        // re-registration. Never a cycle, a wrong type or a stale registration's error.
+        #expect(Set(failures.values).isSubset(of: [.notRegistered]), "\(Set(failures.values))")
+        #expect(resolved.value + failures.values.count == 40_000)
+        #expect(resolved.value > 0)  // PinInner stays unregistered from a factory's unregister to the next round of 500.
     }
 
     // A transient resolved inside a transient's factory is found again without the table's lock (the thread
