@@ -24,6 +24,12 @@ private final class AdvDisposableDB: InjectionDisposable, @unchecked Sendable {
     func dispose() { lock.withLock { disposals += 1 } }
 }
 
+/// An error that is a class: an `any Error` holding it keeps it in a box of the error's own.
+private final class ClassFailure: Error, InjectionDisposable, @unchecked Sendable {
+    let disposals: Counter
+    init(disposals: Counter) { self.disposals = disposals }
+    func dispose() { disposals.increment() }
+}
 private final class PinScoped: Sendable {}
 private final class WeakThing: Sendable {}
 private final class AsyncThing: Sendable {}
@@ -105,6 +111,27 @@ struct EvictionTests {
         #expect(disposals.value == 3)
         InjectionManager.resetCurrentContainer()       // Both replaced instances were told already.
         #expect(disposals.value == 3)
+    }
+
+    @Test("an `any Error` holding a class instance is that instance to the container: held weakly, told and tracked by it")
+    func errorExistentialHoldingAClass() throws {
+        let container = InjectionContainer()
+        let disposals = Counter()
+        container.register((any Error).self, lifetime: .weak) { ClassFailure(disposals: disposals) }
+        let first = try #require(try container.resolve((any Error).self) as? ClassFailure)
+        let second = try container.resolve((any Error).self)  // Held weakly by the class instance, not by the error's box.
+        #expect(second as? ClassFailure === first, "a .weak registration shares its instance while it lives")
+        let heldAsError = try container.resolve((any Error).self)  // Held as the error, box and all.
+        #expect(try container.resolve((any Error).self) as? ClassFailure === first)
+        #expect(heldAsError as? ClassFailure === first)
+
+        container.tracksEvictedInstances = true
+        container.register((any Error).self) { ClassFailure(disposals: disposals) }
+        let scoped = try #require(try container.resolve((any Error).self) as? ClassFailure)
+        container.resetCurrentContainer()
+        #expect(disposals.value == 1, "the evicted instance was told by its own class")
+        #expect(container.liveInstancesFromPreviousScopes() == ["Error"], "tracked while the class instance lives (named by its registered type)")
+        #expect(scoped.disposals === disposals)  // Held until here.
     }
 
     @Test("singletons are not disposed by a reset", .isolatedInjection)

@@ -26,6 +26,11 @@ private final class Middle: Sendable {
 }
 private final class AsyncRoot: Sendable {}
 private final class WeakProbe: Sendable {}
+private final class Serial: Sendable {
+    let number: Int
+    init(_ number: Int) { self.number = number }
+}
+private struct SerialValue: Sendable { let number: Int }
 private struct Refused: Error {}
 
 @Suite("postConstruction", .isolatedInjection)
@@ -135,6 +140,46 @@ struct PostConstructionTests {
         #expect(throws: InjectionError.self) { try container.resolve(WeakProbe.self) }
         let cached = try #require(newer.values.first)
         #expect(try container.resolve(WeakProbe.self) === cached, "the failure evicted the newer instance")
+    }
+
+    @Test("a failed deferred postConstruction spares what its registration cached 256 scopes later, a class or a value", arguments: [true, false])
+    func failureSparesAnInstanceStoredAfterTheStoreCountWrapped(asClass: Bool) throws {
+        // A store count of one byte repeats after 256 stores: the scope tells the stores apart.
+        let container = InjectionContainer()
+        let serials = Counter()
+        @Sendable func serial(_ value: Any) -> Int { (value as? Serial)?.number ?? (value as! SerialValue).number }
+        let postConstruction: @Sendable (Any) throws -> Void = { made in
+            if serial(made) == 1 { throw Refused() }  // Only the first instance, built inside Root's resolve.
+        }
+        if asClass {
+            container.register(Serial.self) { Serial(serials.increment()) } postConstruction: { try postConstruction($0) }
+        } else {
+            container.register(SerialValue.self) { SerialValue(number: serials.increment()) } postConstruction: { try postConstruction($0) }
+        }
+        let resolveSerial: @Sendable () throws -> Int = {
+            asClass ? try container.resolve(Serial.self).number : try container.resolve(SerialValue.self).number
+        }
+        let inRoot = Latch(), proceed = Latch(), rootDone = Gate()
+        container.register(AsyncRoot.self) {
+            _ = try resolveSerial()  // Cached now; its postConstruction is deferred to the end of this resolve.
+            inRoot.open()
+            proceed.wait()
+            return AsyncRoot()
+        }
+        onThread {
+            _ = try? container.resolve(AsyncRoot.self)
+            rootDone.open()
+        }
+        #expect(inRoot.wait())
+        for _ in 0..<256 {  // 256 more stores into the same registration, one a scope.
+            container.resetCurrentContainer()
+            _ = try resolveSerial()
+        }
+        let current = try resolveSerial()
+        proceed.open()
+        #expect(rootDone.wait())
+        #expect(try resolveSerial() == current, "the failure evicted the current scope's instance, which was built again")
+        #expect(serials.value == 257, "one build for Root's resolve, one a scope after it")
     }
 
     // MARK: On every path

@@ -46,6 +46,11 @@ private final class AdvLines: @unchecked Sendable {
     var all: [String] { lock.withLock { lines } }
 }
 
+/// Counts its instances.
+private final class CountedBuild: Sendable {
+    init(_ builds: Counter) { builds.increment() }
+}
+
 @Suite("Registration features")
 struct RegistrationFeatureTests {
     @Test("implements: one instance under several protocols, in one scope, evicted once by a reset")
@@ -159,6 +164,27 @@ struct RegistrationFeatureTests {
         #expect(resolved.name == "made at launch")
         container.resetCurrentContainer()
         #expect(try container.resolve(LaunchConfig.self) === resolved, "a singleton survives resets")
+    }
+
+    @Test("a trailing closure is a factory, never an instance, even for a type a closure converts to (Any, Any?, a key of Any)")
+    func trailingClosureIsAFactoryForAnyType() throws {
+        enum AnythingKey: InjectionKey { typealias Value = Any }
+        let container = InjectionContainer()
+        let builds = Counter()
+        // Single expressions, as launch code writes them (a closure of statements never matched `instance:`).
+        container.register(Any.self) { CountedBuild(builds) }
+        container.register(Any?.self) { CountedBuild(builds) }
+        container.register(AnythingKey.self) { CountedBuild(builds) }
+        let any = try container.resolve(Any.self)
+        let optional = try container.resolve(Any?.self)
+        let keyed = try container.resolve(AnythingKey.self)
+        #expect(any is CountedBuild, "a closure was registered as the instance: \(type(of: any))")
+        #expect(optional is CountedBuild, "a closure was registered as the instance")
+        #expect(keyed is CountedBuild, "a closure was registered as the instance: \(type(of: keyed))")
+        #expect(builds.value == 3)
+        container.resetCurrentContainer()
+        #expect(try container.resolve(Any.self) as? CountedBuild !== any as? CountedBuild, "scoped by default, not a singleton instance")
+        #expect(builds.value == 4)
     }
 
     @Test("a chained postConstruction of an instance registration runs once on the instance, not once per copy")

@@ -199,6 +199,7 @@ public final class InjectionContainer: @unchecked Sendable {
     /// never calls ``InjectionDisposable/dispose()`` on it, and a copy of the container
     /// (`InjectionContainer(copying:)`, each isolated test's) shares the same object.
     @discardableResult
+    @_disfavoredOverload  // A trailing closure is a factory, even where a closure converts to `Value` (`Any`).
     public func register<Value>(
         _ type: Value.Type, instance: sending Value, file: StaticString = #fileID
     ) -> InjectionRegistration<Value> {
@@ -209,6 +210,7 @@ public final class InjectionContainer: @unchecked Sendable {
 
     /// Registers an instance made already for the typed key `Key`, shared as a `.singleton`.
     @discardableResult
+    @_disfavoredOverload  // A trailing closure is a factory, even where a closure converts to `Value` (`Any`).
     public func register<Key: InjectionKey>(
         _ key: Key.Type, instance: sending Key.Value, file: StaticString = #fileID
     ) -> InjectionRegistration<Key.Value> {

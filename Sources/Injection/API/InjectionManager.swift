@@ -132,6 +132,7 @@ public enum InjectionManager {
     /// ```
     /// See ``InjectionContainer/register(_:instance:file:)-(Value.Type,_,_)``.
     @discardableResult
+    @_disfavoredOverload  // A trailing closure is a factory, even where a closure converts to `Value` (`Any`).
     public static func register<Value>(
         _ type: Value.Type, instance: sending Value, file: StaticString = #fileID
     ) -> InjectionRegistration<Value> {
@@ -140,6 +141,7 @@ public enum InjectionManager {
 
     /// Registers an instance made already for the typed key `Key` in the current container.
     @discardableResult
+    @_disfavoredOverload  // A trailing closure is a factory, even where a closure converts to `Value` (`Any`).
     public static func register<Key: InjectionKey>(
         _ key: Key.Type, instance: sending Key.Value, file: StaticString = #fileID
     ) -> InjectionRegistration<Key.Value> {

@@ -124,7 +124,7 @@ struct ContainerState {
             if registration.lifetime == .weak {
                 registration.weakInstance = instance.object.map { WeakReference($0, type: registration.type) }
             } else {
-                registration.store(instance)
+                registration.store(instance, in: epoch)
                 completion.cached = true
             }
             completion.stored = true
@@ -279,7 +279,7 @@ struct ContainerState {
     /// a newer registration's instance is another one.)
     mutating func evict(_ instance: Box, from registration: Registration) -> Evictions {
         var evictions = Evictions()
-        if registration.holds(instance) {
+        if registration.holds(instance, in: epoch) {
             // Released once unlocked, like any evicted instance (other threads may be copying it out of the
             // registration until the eviction reaches them), but neither told nor tracked: it never
             // finished its construction.

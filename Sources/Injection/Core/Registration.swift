@@ -51,7 +51,7 @@ final class Box: ManagedBuffer<Box.Header, UInt> {  // Immutable once made but f
     struct Header {
         /// The stored value's static type (the registered `Value`).
         var type: Any.Type
-        /// Which store into its registration put the value there (see ``Registration/store(_:)``); 0 if none did.
+        /// Which store into its registration put the value there (see ``Registration/store(_:in:)``); 0 if none did.
         var stamp: UInt
     }
 
@@ -182,8 +182,17 @@ enum Instance {
     /// `value` as a class instance (an optional's wrapped one), or `nil` for a value type or `nil`.
     static func object<Value>(_ value: Value) -> AnyObject? {
         if _isOptional(Value.self) { return (value as? any OptionalType)?.wrappedObject }
+        if Value.self == (any Error).self { return errorObject(value) }
         let value: Any = value
         return Swift.type(of: value) is AnyClass ? value as AnyObject : nil
+    }
+
+    /// The class instance an `any Error` holds, if it holds one. Not through `Any`: an `any Error` keeps
+    /// its value in a box of its own, and `Any` made from it in generic code hands out that box instead.
+    @inline(never)
+    private static func errorObject<Value>(_ value: Value) -> AnyObject? {
+        let error = value as! any Error
+        return Swift.type(of: error) is AnyClass ? error as AnyObject : nil
     }
 }
 
@@ -258,7 +267,7 @@ final class Registration: @unchecked Sendable {
 
     /// The instance, while ``hasInstance``: for `.scoped` and `.singleton`, the value itself when it fits
     /// two words (``storesInline``), else a retained `Box`'s address in the first word; for `.weak`, a
-    /// retained `WeakReference`'s address in the first word. See ``store(_:)`` and ``weakInstance``.
+    /// retained `WeakReference`'s address in the first word. See ``store(_:in:)`` and ``weakInstance``.
     /// While an instance is built, the second word holds the build (see ``inFlight``).
     ///
     /// A thread whose cache holds this registration copies the value out of here under its own cache
@@ -281,7 +290,7 @@ final class Registration: @unchecked Sendable {
     private let traits: UInt8
     @exclusivity(unchecked) private var flags: Flags = [.recordsEdges]
     /// Counts the instances stored (wrapping): the last one's count is in its box's ``Box/stamp``, so
-    /// ``holds(_:)`` tells the instance a box carried from a later one. One byte, in what was padding.
+    /// ``holds(_:in:)`` tells the instance a box carried from a later one. One byte, in what was padding.
     @exclusivity(unchecked) private var stores: UInt8 = 0
     /// Where the key is in ``ContainerState``'s resettable list, or -1 if it is not listed (the container's).
     @exclusivity(unchecked) var resettablePosition: Int32 = -1
@@ -369,7 +378,7 @@ final class Registration: @unchecked Sendable {
 
     /// Caches the instance `box` holds (`.scoped`, `.singleton`), which must be of ``valueType``. Under
     /// the container's lock, with nothing cached.
-    func store(_ box: Box) {
+    func store(_ box: Box, in epoch: UInt64) {
         assert(!self[.building], "Injection: an instance stored while it is being built")
         if storesInline {
             func copy<Value>(_: Value.Type) { withSlot { _ = $0.initializeMemory(as: Value.self, to: box.value(as: Value.self)) } }
@@ -378,8 +387,15 @@ final class Registration: @unchecked Sendable {
             slot.0 = UInt(bitPattern: Unmanaged.passRetained(box).toOpaque())
         }
         stores &+= 1
-        box.stamp = 0x100 | UInt(stores)
+        box.stamp = Self.stamp(stores, epoch)
         flags.insert(.hasInstance)
+    }
+
+    /// The ``Box/stamp`` of the box that carried store number `count` (wrapping) in `epoch`, the container's:
+    /// the epoch's low 55 bits, a bit that says "stored", and the count.
+    @inline(__always)
+    private static func stamp(_ count: UInt8, _ epoch: UInt64) -> UInt {
+        UInt(truncatingIfNeeded: epoch) &<< 9 | 0x100 | UInt(count)
     }
 
     /// The cached instance in a box of its own (a copy, unless it is stored in one). Under the
@@ -431,14 +447,19 @@ final class Registration: @unchecked Sendable {
         return (object, nil, !isTeardown && isDisposable(object))
     }
 
-    /// Whether the cached instance is the one `box` carried here, inline or in the box itself. Under the
-    /// container's lock.
+    /// Whether the cached instance is the one `box` carried here, inline or in the box itself; `epoch` is
+    /// the container's now. Under the container's lock.
     ///
-    /// By the count of stores, not by comparing values: a copy of a value need not have its bits (a weak
-    /// reference whose object died copies as `nil`). Only 256 more stores of this type before the question
-    /// is asked could make it answer wrongly, and then it evicts a newer instance, which is built again.
-    func holds(_ box: Box) -> Bool {
-        hasInstance && lifetime != .weak && box.stamp == 0x100 | UInt(stores)
+    /// By the stamp of the store, not by comparing values: a copy of a value need not have its bits (a weak
+    /// reference whose object died copies as `nil`). The count of stores repeats after 256, so the epoch of
+    /// the store decides too: a scope stores a scoped registration's instance again only after a failed
+    /// `postConstruction` evicted it, and so does any scope a singleton's, which outlives resets (its
+    /// epoch does not count). So a wrong answer would take 256 such evictions of the same registration
+    /// while the first instance's own `postConstruction` is still pending, which its resolution prevents.
+    func holds(_ box: Box, in epoch: UInt64) -> Bool {
+        guard hasInstance, lifetime != .weak else { return false }
+        let stored = Self.stamp(stores, epoch)
+        return lifetime == .singleton ? box.stamp & 0x1FF == stored & 0x1FF : box.stamp == stored
     }
 
     /// The shared instance for `.weak`, while anyone holds it. Under the container's lock.
@@ -460,7 +481,7 @@ final class Registration: @unchecked Sendable {
     /// waiter made, which names that owner. See ``builder`` and ``waitable``.
     ///
     /// Kept, retained, in ``slot``'s second word, which no instance uses while one is built: a value
-    /// kept inline is stored only after its build ended (``store(_:)``), and boxes and weak references
+    /// kept inline is stored only after its build ended (``store(_:in:)``), and boxes and weak references
     /// use the first word alone. Read only while ``Flags/building``: after an eviction the words may
     /// still hold the evicted value's bits, and until that eviction reaches every thread's cache they
     /// are not written (see ``slot``), which a claim, in a later hold of the lock, no longer needs.
