@@ -25,6 +25,21 @@ struct AsyncFactoryTests {
         #expect(runs.value == 1)
     }
 
+    @Test("a synchronous resolve of a .transient or .weak async type says what works for that lifetime")
+    func syncResolveOfUncachedAsyncFactory() async throws {
+        InjectionManager.register((any AsyncStore).self, lifetime: .transient) { await LiveAsyncStore.open(runs: Counter()) }
+        try await InjectionManager.prepare((any AsyncStore).self)  // Builds one, which a transient never keeps.
+        let transient = #expect(throws: InjectionError.self) { try InjectionManager.resolve((any AsyncStore).self) }
+        #expect(transient?.kind == .asyncFactory)
+        #expect(transient?.description.hasPrefix("Injection: AsyncStore has an async factory and is .transient, so") == true, "\(transient?.description ?? "")")
+        #expect(transient?.description.contains("prepare((any AsyncStore).self)` at launch (then Inject()") == false, "advice that cannot work")
+        #expect(transient?.description.contains("try await InjectionManager.resolveAsync((any AsyncStore).self)") == true)
+
+        InjectionManager.register((any AsyncStore).self, lifetime: .weak) { await LiveAsyncStore.open(runs: Counter()) }
+        let weak = #expect(throws: InjectionError.self) { try InjectionManager.resolve((any AsyncStore).self) }
+        #expect(weak?.description.contains("a .weak instance lives only while something holds it") == true, "\(weak?.description ?? "")")
+    }
+
     @Test("async factories get the same missing-registration and cycle diagnostics")
     func asyncDiagnostics() async {
         InjectionManager.register(Alpha.self) { _ = try await InjectionManager.resolveAsync(Beta.self); return Alpha() }

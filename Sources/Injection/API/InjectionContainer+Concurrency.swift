@@ -100,7 +100,9 @@ extension InjectionContainer {
     /// // At launch:
     /// try await InjectionManager.prepare(Store.self)
     /// ```
-    /// A reset evicts a `.scoped` instance again; prepare it again after login.
+    /// A reset evicts a `.scoped` instance again; prepare it again after login. A `.transient` instance is
+    /// never kept, and a `.weak` one only while something holds it, so preparing those does not make a
+    /// synchronous resolve of an async factory work: resolve them with `resolveAsync`.
     public func prepare<Value>(_ type: Value.Type) async throws(InjectionError) {
         _ = try await asyncResolve(AnyType(type))
     }

@@ -187,17 +187,32 @@ extension InjectionError {
             """)
     }
 
-    static func asyncFactory(_ type: AnyType, chain: [AnyType], names: TypeNames) -> InjectionError {
+    static func asyncFactory(_ type: AnyType, lifetime: InjectionLifetime, chain: [AnyType], names: TypeNames) -> InjectionError {
         let name = names.name(type)
         let literal = TypeNames.literal(type.type, named: name)
-        return InjectionError(
-            kind: .asyncFactory, typeName: name, chain: chain.map(names.name),
-            description: """
+        let resolveAsync = "`try await InjectionManager.resolveAsync(\(literal).self)`"
+        let prepare = "`try await InjectionManager.prepare(\(literal).self)`"
+        let description = switch lifetime {
+        case .transient:
+            """
+            Injection: \(name) has an async factory and is .transient, so it cannot be resolved synchronously\
+            \(resolving(chain, names)): each resolve builds a new instance, which only an async resolve can do. \
+            Resolve it with \(resolveAsync), or register it .scoped or .singleton and build it at launch with \(prepare).
+            """
+        case .weak:
+            """
+            Injection: \(name) has an async factory and no live instance, so it cannot be resolved synchronously\
+            \(resolving(chain, names)). Resolve it with \(resolveAsync), or build it first with \(prepare) and keep \
+            what it built: a .weak instance lives only while something holds it.
+            """
+        default:
+            """
             Injection: \(name) has an async factory and is not built yet, so it cannot be resolved \
-            synchronously\(resolving(chain, names)). Build it first: `try await InjectionManager.prepare(\(literal).self)` \
-            at launch (then Inject() returns the cached instance), or resolve it with \
-            `try await InjectionManager.resolveAsync(\(literal).self)`.
-            """)
+            synchronously\(resolving(chain, names)). Build it first: \(prepare) \
+            at launch (then Inject() returns the cached instance), or resolve it with \(resolveAsync).
+            """
+        }
+        return InjectionError(kind: .asyncFactory, typeName: name, chain: chain.map(names.name), description: description)
     }
 
     static func verificationFailed(_ problems: [InjectionError], registrations: Int) -> InjectionError {

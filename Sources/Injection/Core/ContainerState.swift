@@ -48,7 +48,11 @@ struct ContainerState {
         case fail(Failure)
     }
 
-    enum Failure { case notRegistered, cycle, wrongIsolation, asyncFactory }
+    enum Failure {
+        case notRegistered, cycle, wrongIsolation
+        /// An async factory, claimed by a synchronous resolve; its lifetime says what the message advises.
+        case asyncFactory(InjectionLifetime)
+    }
 
     /// A cached instance, a build to wait for, or a claim to build `key`.
     ///
@@ -74,7 +78,7 @@ struct ContainerState {
         if isInChain { return .fail(.cycle) }
         if registration.isMainActor && !isOnMainActor() { return isAsync ? .hop : .fail(.wrongIsolation) }
         // Never block a thread on async work: a synchronous resolve cannot build or wait for it.
-        if registration.isAsync && !isAsync { return .fail(.asyncFactory) }
+        if registration.isAsync && !isAsync { return .fail(.asyncFactory(registration.lifetime)) }
         // The first waiter makes the build's handle; an uncontended build never needs one.
         if registration.lifetime != .transient, let build = registration.waitableBuild(in: container) { return .wait(build) }
         let recordsEdges = registration.recordsEdges && !isAsync

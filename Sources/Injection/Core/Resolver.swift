@@ -340,7 +340,7 @@ extension InjectionContainer {
         case .cycle:
             .cycle(requested, path: (parent?.path(from: requested.id, in: ObjectIdentifier(self)) ?? []) + [requested], names: names)
         case .wrongIsolation: .wrongIsolation(requested, chain: chain(parent, then: requested), names: names)
-        case .asyncFactory: .asyncFactory(requested, chain: chain(parent, then: requested), names: names)
+        case .asyncFactory(let lifetime): .asyncFactory(requested, lifetime: lifetime, chain: chain(parent, then: requested), names: names)
         }
     }
 
