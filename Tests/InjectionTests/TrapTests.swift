@@ -26,6 +26,16 @@ struct TrapTests {
         #expect(output.contains("InjectionManager.register((any API).self) { ... }"))
     }
 
+    @Test("a registration that implements its own type traps at once, naming the type and what to write instead")
+    func implementsItselfTraps() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            InjectionContainer().register(StaleUserSession.self) { StaleUserSession() }.implements(StaleUserSession.self) { $0 }
+        }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("Injection: StaleUserSession cannot implement itself"), "\(output)")
+        #expect(output.contains(".implements((any SomeProtocol).self) { $0 }"))
+    }
+
     @Test("a missing registration inside a factory names the chain that needed it")
     func missingNestedRegistrationTraps() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {

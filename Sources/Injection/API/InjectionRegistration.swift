@@ -34,11 +34,20 @@ public struct InjectionRegistration<Value>: Sendable {
     /// `Other` gets the same instance in the same scope, with this registration's lifetime, and a reset
     /// evicts that instance once: `Other` keeps nothing of its own, it resolves this registration and
     /// upcasts. The closure is the upcast, so it needs no `as!`. The graph shows `Other` needing this type.
+    /// `Other` must be another type than the registered one: `.implements(Self.self)` traps with a message.
     @discardableResult
     public func implements<Other>(
         _ other: Other.Type, file: StaticString = #fileID, _ upcast: @escaping @Sendable (Value) -> Other
     ) -> Self {
         let primary = registration.type
+        if AnyType(other) == primary {
+            let name = TypeNames.literal(other, named: container.names.name(of: other))
+            preconditionFailure("""
+                Injection: \(name) cannot implement itself: .implements(\(name).self) would replace its own \
+                registration with one that resolves it, a cycle. Name another type the instance stands for, \
+                such as a protocol it conforms to: .implements((any SomeProtocol).self) { $0 }
+                """)
+        }
         // The alias resolves the primary through the binding, not a captured container (a copy of the
         // container resolves its own), and runs where the primary's factory may: on the main actor for a
         // main-actor registration, in `resolveAsync` for an async one.
