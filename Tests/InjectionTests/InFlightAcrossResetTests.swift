@@ -186,44 +186,38 @@ struct InFlightAcrossResetTests {
 
     @Test("a resolution that began before a reset never caches what it builds after the reset", .isolatedInjection)
     func staleResolutionDoesNotSeedTheNewScope() throws {
-        let container = InjectionContainer()
-        let resetDone = Latch(), started = Latch()
-        container.register(Part.self) { Part(deinits: Counter()) }
-        container.register(Holder.self) {
-            started.open()
-            resetDone.wait()
-            return Holder(part: try InjectionManager.resolve(Part.self))  // Resolved after the reset.
-        }
-        let old = Collector<Holder>()
-        let finished = Gate()
-        onThread { old.append(try! container.resolve(Holder.self)); finished.open() }
-        #expect(started.wait())
-        container.resetCurrentContainer()
-        resetDone.open()
-        #expect(finished.wait())
-        let newPart = try container.resolve(Part.self)
-        #expect(old.values.first?.part !== newPart)
+        let (old, current) = try partsAcrossAScopeEnd { $0.resetCurrentContainer() }
+        #expect(old !== current, "the old resolution's Part was cached in the new scope")
     }
 
     @Test("a resolution that began before removeAll() never caches what it builds in the types registered after it")
     func staleResolutionDoesNotSeedTheReregistration() throws {
+        let (old, current) = try partsAcrossAScopeEnd { container in
+            container.removeAll()
+            container.register(Part.self) { Part(deinits: Counter()) }
+        }
+        #expect(old !== current, "the old resolution's Part was cached in the new registration")
+    }
+
+    /// The Part a resolution of Holder that began before `endScope` resolved after it, and the Part the
+    /// container gives once that resolution is done.
+    private func partsAcrossAScopeEnd(_ endScope: (InjectionContainer) -> Void) throws -> (old: Part, current: Part) {
         let container = InjectionContainer()
         let proceed = Latch(), started = Latch()
         container.register(Part.self) { Part(deinits: Counter()) }
         container.register(Holder.self) {
             started.open()
             proceed.wait()
-            return Holder(part: try InjectionManager.resolve(Part.self))  // The new registration's.
+            return Holder(part: try InjectionManager.resolve(Part.self))  // Resolved after the scope ended.
         }
         let old = Collector<Holder>()
         let finished = Gate()
         onThread { old.append(try! container.resolve(Holder.self)); finished.open() }
         #expect(started.wait())
-        container.removeAll()
-        container.register(Part.self) { Part(deinits: Counter()) }
+        endScope(container)
         proceed.open()
         #expect(finished.wait())
         let oldPart = try #require(old.values.first?.part)
-        #expect(try container.resolve(Part.self) !== oldPart, "the old resolution's Part was cached in the new registration")
+        return (oldPart, try container.resolve(Part.self))
     }
 }
