@@ -163,6 +163,16 @@ struct LifetimeTests {
         #expect(error?.description.hasPrefix("Injection: Int is registered with lifetime .weak") == true)
     }
 
+    @Test(".weak of an optional of an optional class treats a nil inside (`.some(nil)`) as nil: no error, nothing kept")
+    func weakNestedOptionalNil() throws {
+        let runs = Counter()
+        InjectionManager.register(Formatter??.self, lifetime: .weak) { runs.increment(); return .some(nil) }
+        let first = try InjectionManager.resolve(Formatter??.self)
+        #expect(first.flatMap { $0 } == nil)
+        _ = try InjectionManager.resolve(Formatter??.self)
+        #expect(runs.value == 2, "nil is never kept: the factory runs again")
+    }
+
     @Test("a reset forgets weak instances even while they are held")
     func resetForgetsWeak() {
         InjectionManager.register(Expensive.self, lifetime: .weak) { Expensive(runs: Counter()) }

@@ -112,6 +112,10 @@ protocol OptionalType {
 
 extension Optional: OptionalType {
     static var wrappedType: Any.Type { Wrapped.self }
-    var isNil: Bool { self == nil }
+    /// `nil`, or an optional of an optional that is `nil` inside (`.some(nil)`): nothing to keep either way.
+    var isNil: Bool {
+        guard let wrapped = self else { return true }
+        return _isOptional(Wrapped.self) && ((wrapped as? any OptionalType)?.isNil ?? false)
+    }
     var wrappedObject: AnyObject? { self.flatMap { Instance.object($0) } }
 }
