@@ -285,7 +285,10 @@ struct BuildHandleReviewTests {
                 let run = runs.increment()
                 if run == 1 {
                     started.open()
-                    _ = release.wait(seconds: 30)
+                    // A safety net only: the test opens `release` itself. The cooperative pool, which the
+                    // waiting tasks and this test's body need, may be held by other tests' blocking waits
+                    // for many seconds under load; the build must not end before every waiter is counted.
+                    _ = release.wait(seconds: 600)
                     if end == .fails { throw FirstRunFails() }
                 }
                 return Slow(run: run)
@@ -315,10 +318,10 @@ struct BuildHandleReviewTests {
                 do throws(InjectionError) { return .success(try await container.resolveAsync(Slow.self).run) } catch { return .failure(error) }
             }
         }
-        // Every task suspended in the build's waiters (at least one thread waits too). Polled, a millisecond
-        // apart, without holding a thread: the tasks need the cooperative pool, which other tests share, and
-        // `Task.yield()` would not let lower-priority tasks run.
-        let deadline = Date().addingTimeInterval(20)
+        // Every task suspended in the build's waiters (at least one thread waits too). Polled a millisecond
+        // apart, without holding a pool thread: the tasks need the cooperative pool, which other tests'
+        // blocking waits may hold for many seconds (seen under ThreadSanitizer with the machine loaded).
+        let deadline = Date().addingTimeInterval(120)  // Deadlock detection, generous for a starved pool.
         while InjectionProbe.asyncWaiterCount(for: Slow.self, in: container) < 3, Date() < deadline {
             try? await Task.sleep(nanoseconds: 1_000_000)
         }
@@ -346,7 +349,7 @@ struct BuildHandleReviewTests {
             tasksDone.open()
         }
         let timer = Task {  // A deadline, not a pause: it ends the wait only if a task is never woken.
-            try? await Task.sleep(nanoseconds: 20_000_000_000)
+            try? await Task.sleep(nanoseconds: 120_000_000_000)
             tasksDone.open()
         }
         await tasksDone.wait()
