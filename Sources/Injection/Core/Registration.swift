@@ -411,7 +411,9 @@ final class Registration: @unchecked Sendable {
     /// (see ``isDisposable(_:)``); a value kept inline that is more than its class instance alone is
     /// appended to `values`, to release then too. Under that lock, while ``hasInstance``. The words of
     /// ``slot`` stay as they are (see there). `isTeardown`: the registration is being deinitialized, so
-    /// such a value is released at once and nobody is asked whether it is disposable (nobody tells it).
+    /// such a value is released at once. (It still asks whether the instance is disposable, though nobody
+    /// will tell it: skipping the question made reset + first resolves of the launch benchmark slower, side
+    /// by side, for a reason callgrind does not show; see Benchmarks/README.md, run 16.)
     ///
     /// No `Any?` is returned: copying and destroying one goes through its type's witnesses, which a reset
     /// would pay for every instance it evicts.
@@ -421,13 +423,13 @@ final class Registration: @unchecked Sendable {
             let box = slotBox.takeRetainedValue()  // The slot's reference, which keeps the value.
             func object<Value>(_: Value.Type) -> AnyObject? { Instance.object(box.value(as: Value.self)) }
             let object = _openExistential(valueType, do: object)
-            return (object, box, !isTeardown && isDisposable(object))
+            return (object, box, isDisposable(object))
         }
         if self[.slotHoldsObject] {
             // The first word is the instance's one reference (a class existential's others are witness
             // tables): moved out as it is, with no copy of the value and no look-up of its type.
             let object = Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: slot.0).unsafelyUnwrapped)
-            return (object.takeRetainedValue(), nil, !isTeardown && isDisposable(object.takeUnretainedValue()))
+            return (object.takeRetainedValue(), nil, isDisposable(object.takeUnretainedValue()))
         }
         // Moved out of a copy of the words: the slot itself is only read.
         func take<Value>(_: Value.Type) -> AnyObject? {
@@ -444,7 +446,7 @@ final class Registration: @unchecked Sendable {
             self[.slotHoldsObject] = !isOptional && valueType != (any Error).self
                 && object.map { UInt(bitPattern: ObjectIdentifier($0)) == slot.0 } ?? false
         }
-        return (object, nil, !isTeardown && isDisposable(object))
+        return (object, nil, isDisposable(object))
     }
 
     /// Whether the cached instance is the one `box` carried here, inline or in the box itself; `epoch` is
@@ -764,8 +766,7 @@ final class Registration: @unchecked Sendable {
     ///
     /// The registration remembers the answer for the last class it asked about: the dynamic cast costs far
     /// more than the comparison, and the first one of a type scans every conformance in the process (tens
-    /// of microseconds on Linux), which the first eviction pays, not the launch. A registration torn down
-    /// with its instance does not ask (``takeInstance(values:isTeardown:)``).
+    /// of microseconds on Linux), which the first eviction pays, not the launch.
     private func isDisposable(_ object: AnyObject?) -> Bool {
         guard ownsInstances, let object else { return false }
         let type = UInt(bitPattern: ObjectIdentifier(Swift.type(of: object)))
