@@ -456,8 +456,8 @@ final class Registration: @unchecked Sendable {
     /// reference whose object died copies as `nil`). The count of stores repeats after 256, so the epoch of
     /// the store decides too: a scope stores a scoped registration's instance again only after a failed
     /// `postConstruction` evicted it, and so does any scope a singleton's, which outlives resets (its
-    /// epoch does not count). So a wrong answer would take 256 such evictions of the same registration
-    /// while the first instance's own `postConstruction` is still pending, which its resolution prevents.
+    /// epoch does not count). Only the resolution that built an instance evicts it that way, so the count
+    /// cannot come round while that resolution, which is what asks, is still running.
     func holds(_ box: Box, in epoch: UInt64) -> Bool {
         guard hasInstance, lifetime != .weak else { return false }
         let stored = Self.stamp(stores, epoch)
