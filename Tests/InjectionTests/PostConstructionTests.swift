@@ -125,7 +125,7 @@ struct PostConstructionTests {
     func failureSparesANewerInstanceOfTheSameRegistration() throws {
         let container = InjectionContainer()
         let runs = Counter(), newer = Collector<WeakProbe>()
-        container.register(WeakProbe.self) { WeakProbe() } postConstruction: { _ in
+        container.register(WeakProbe.self) { WeakProbe() } postConstruction: { [unowned container] _ in  // No cycle.
             guard runs.increment() == 1 else { return }
             // A new scope, in which another thread builds and caches the next instance, then this one fails.
             container.resetCurrentContainer()
@@ -156,7 +156,7 @@ struct PostConstructionTests {
         } else {
             container.register(SerialValue.self) { SerialValue(number: serials.increment()) } postConstruction: { try postConstruction($0) }
         }
-        let resolveSerial: @Sendable () throws -> Int = {
+        let resolveSerial: @Sendable () throws -> Int = { [unowned container] in  // Registered below: no cycle.
             asClass ? try container.resolve(Serial.self).number : try container.resolve(SerialValue.self).number
         }
         let inRoot = Latch(), proceed = Latch(), rootDone = Gate()
