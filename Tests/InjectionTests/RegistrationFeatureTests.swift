@@ -107,6 +107,67 @@ struct RegistrationFeatureTests {
         }
     }
 
+    @Test("an alias of a main-actor registration resolves synchronously off the main actor once its primary is built, as the primary does")
+    func aliasOfBuiltMainActorPrimaryResolvesOffMainActor() async throws {
+        let container = InjectionContainer()
+        container.register(AdvMainActorScreen.self, isolation: MainActor.shared) { AdvMainActorScreen() }
+            .implements((any AdvScreen).self) { $0 }
+        let built = try await container.resolveAsync(AdvMainActorScreen.self)
+        let offMain = await Task.detached { () -> (primary: Result<AdvMainActorScreen, InjectionError>, alias: Result<any AdvScreen, InjectionError>) in
+            let primary = Result { () throws(InjectionError) in try container.resolve(AdvMainActorScreen.self) }
+            let alias = Result { () throws(InjectionError) in try container.resolve((any AdvScreen).self) }
+            return (primary, alias)
+        }.value
+        #expect(try offMain.primary.get() === built)  // What the primary does once built...
+        #expect(try offMain.alias.get() === built)  // ...its alias does.
+    }
+
+    @Test("an alias of a main-actor registration not built yet fails off the main actor with the primary's wrongIsolation")
+    func aliasOfUnbuiltMainActorPrimaryFailsOffMainActor() async {
+        let container = InjectionContainer()
+        container.register(AdvMainActorScreen.self, isolation: MainActor.shared) { AdvMainActorScreen() }
+            .implements((any AdvScreen).self) { $0 }
+        let result = await Task.detached { () -> Result<any AdvScreen, InjectionError> in
+            Result { () throws(InjectionError) in try container.resolve((any AdvScreen).self) }
+        }.value
+        guard case .failure(let error) = result else {
+            Issue.record("resolved off the main actor: \(result)")
+            return
+        }
+        #expect(error.kind == .wrongIsolation)
+        #expect(error.description.contains("AdvMainActorScreen"))
+        // Nothing was built off the main actor: the primary is built on it, once, later.
+        let screen = try? await container.resolveAsync((any AdvScreen).self)
+        let primary = try? await container.resolveAsync(AdvMainActorScreen.self)
+        #expect(screen != nil && screen === primary)
+    }
+
+    @Test("an alias of an async registration resolves synchronously once its primary is built, as the primary does")
+    func aliasOfBuiltAsyncPrimaryResolvesSynchronously() async throws {
+        let container = InjectionContainer()
+        container.register(AdvAsyncStore.self) { () async -> AdvAsyncStore in AdvAsyncStore() }
+            .implements((any AdvStore).self) { $0 }
+        let built = try await container.resolveAsync(AdvAsyncStore.self)
+        #expect(try container.resolve(AdvAsyncStore.self) === built)  // What the primary does once built...
+        #expect(try container.resolve((any AdvStore).self) === built)  // ...its alias does.
+    }
+
+    @Test("an alias of an async registration not built yet fails synchronously with the primary's asyncFactory")
+    func aliasOfUnbuiltAsyncPrimaryFailsSynchronously() async {
+        let container = InjectionContainer()
+        container.register(AdvAsyncStore.self) { () async -> AdvAsyncStore in AdvAsyncStore() }
+            .implements((any AdvStore).self) { $0 }
+        #expect {
+            try container.resolve((any AdvStore).self)
+        } throws: { error in
+            let error = error as? InjectionError
+            return error?.kind == .asyncFactory && error?.description.contains("AdvAsyncStore") == true
+        }
+        let store = try? await container.resolveAsync((any AdvStore).self)
+        let primary = try? await container.resolveAsync(AdvAsyncStore.self)
+        #expect(store != nil && store === primary)
+    }
+
     @Test("resolveAsync of an alias of an async registration runs the async factory like the primary does")
     func aliasOfAsyncPrimaryResolvesAsync() async throws {
         let container = InjectionContainer()

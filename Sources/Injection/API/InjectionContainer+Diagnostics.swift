@@ -43,7 +43,7 @@ extension InjectionContainer {
         let copy = InjectionContainer(copying: self, verification: verification)
         // In name order, so the chains reported (and a cycle's starting point) are the same every run.
         let types = copy.state.withLock { $0.registrations.values }
-            .filter { !$0.isAsync && !$0.isMainActor && !$0.type.isBuilder }.map(\.type)
+            .filter { $0.runsAnywhere && !$0.type.isBuilder }.map(\.type)
             .map { (String(reflecting: $0.type), $0) }.sorted { $0.0 < $1.0 }.map(\.1)
         let problems = verification.run(types) { type in
             do throws(InjectionError) {

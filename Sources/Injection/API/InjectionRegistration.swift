@@ -34,6 +34,9 @@ public struct InjectionRegistration<Value>: Sendable {
     /// `Other` gets the same instance in the same scope, with this registration's lifetime, and a reset
     /// evicts that instance once: `Other` keeps nothing of its own, it resolves this registration and
     /// upcasts. The closure is the upcast, so it needs no `as!`. The graph shows `Other` needing this type.
+    /// `Other` resolves wherever this type does, since it resolves this registration: for a main-actor or
+    /// async registration, a synchronous resolve of `Other` succeeds once the instance is built and fails
+    /// with this type's error before, and `resolveAsync` of `Other` hops or awaits as this type's does.
     /// `Other` must be another type than the registered one: `.implements(Self.self)` traps with a message.
     @discardableResult
     public func implements<Other>(
@@ -49,22 +52,20 @@ public struct InjectionRegistration<Value>: Sendable {
                 """)
         }
         // The alias resolves the primary through the binding, not a captured container (a copy of the
-        // container resolves its own), and runs where the primary's factory may: on the main actor for a
-        // main-actor registration, in `resolveAsync` for an async one.
-        let alias = switch registration.kind {
-        case .plain:
-            Registration(AnyType(other), lifetime: .transient, file: file, factory: {
-                upcast(try InjectionManager.resolveInCurrent(primary, as: Value.self, caller: nil))
-            }, postConstruction: nil)
-        case .mainActor:
-            Registration(AnyType(other), lifetime: .transient, file: file, mainActorFactory: {
-                upcast(try InjectionManager.resolveInCurrent(primary, as: Value.self, caller: MainActor.shared))
-            }, postConstruction: nil)
-        case .async:
-            Registration(AnyType(other), lifetime: .transient, file: file, asyncFactory: {
+        // container resolves its own), so the primary's rules apply to it: a synchronous resolve of it
+        // succeeds wherever the primary's would (a main-actor or async primary once it is built, say), and
+        // fails where the primary's would, naming the primary. An alias of a main-actor or async primary
+        // also has an async form, which `resolveAsync` runs: it resolves the primary with `resolveAsync`,
+        // which hops to the main actor or runs the async factory.
+        var resolveAsync: (@Sendable () async throws -> Other)?
+        if registration.kind != .plain {
+            resolveAsync = { @Sendable () async throws -> Other in
                 upcast(try await InjectionManager.currentContainer.asyncResolve(primary).value(as: Value.self))
-            })
+            }
         }
+        let alias = Registration(AnyType(other), lifetime: .transient, file: file, factory: {
+            upcast(try InjectionManager.resolveInCurrent(primary, as: Value.self, caller: nil))
+        }, postConstruction: nil, asyncForm: resolveAsync)
         guard container.register(alias, whileCurrent: registration) else {
             container.reportStaleHandle(of: primary, call: ".implements(\(TypeNames.literal(other, named: container.names.name(of: other))).self) { ... }")
             return self

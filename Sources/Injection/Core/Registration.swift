@@ -214,6 +214,8 @@ final class Registration: @unchecked Sendable {
     /// Where a factory may run.
     enum Kind: UInt8 {
         /// Wherever it is resolved: the factory is a `@Sendable () throws -> Value`, kept as its words.
+        /// ``Rare/held``, if there is one, is a ``MakeAsync`` that `resolveAsync` runs instead (see
+        /// ``hasAsyncForm``).
         case plain
         /// Only on the main actor: claiming it off the main actor fails or hops first. ``Rare/held`` is a
         /// ``Make``.
@@ -232,7 +234,8 @@ final class Registration: @unchecked Sendable {
         /// A plain factory's closure as its two words, a function and its context (retained here; see
         /// ``typedFactory(as:)``); else `nil`s.
         let plain: (function: UnsafeRawPointer?, context: UnsafeRawPointer?)
-        /// A main-actor factory's ``Make``, or an async factory's ``MakeAsync``.
+        /// A main-actor factory's ``Make``, or an async factory's ``MakeAsync``, or a plain factory's
+        /// async form (a ``MakeAsync``).
         let held: Any?
         let postConstruct: PostConstruct?
         /// `nil`: the requested type.
@@ -656,19 +659,26 @@ final class Registration: @unchecked Sendable {
     ///
     /// Never specialized: the closure's words must have the same (generic) representation here as where
     /// ``typedFactory(as:)`` reads them.
+    ///
+    /// `asyncForm`, if given, is what `resolveAsync` runs instead: an `implements` alias of a main-actor or
+    /// async registration resolves its primary synchronously in `factory` and asynchronously there, so that
+    /// it follows its primary's rules either way.
     @_semantics("optimize.sil.specialize.generic.never")
     convenience init<Value>(
         _ type: AnyType, lifetime: InjectionLifetime, file: StaticString, factory: @escaping @Sendable () throws -> Value,
-        postConstruction: (@Sendable (Value) throws -> Void)?, ownsInstances: Bool = true
+        postConstruction: (@Sendable (Value) throws -> Void)?, ownsInstances: Bool = true,
+        asyncForm: (@Sendable () async throws -> Value)? = nil
     ) {
         let words = unsafeBitCast(factory, to: (UnsafeRawPointer?, UnsafeRawPointer?).self)
         let traits = Self.traits(.plain, lifetime, Value.self, ownsInstances: ownsInstances)
-        if words.1 == nil && postConstruction == nil && Value.self == type.type {
+        if words.1 == nil && postConstruction == nil && asyncForm == nil && Value.self == type.type {
             self.init(type.id, lifetime, Self.start(of: file), traits: traits, function: words.0)
         } else {
             let otherValueType: Any.Type? = Value.self == type.type ? nil : Value.self
+            var makeAsync: MakeAsync?
+            if let asyncForm { makeAsync = { @Sendable () async throws -> Box in Box.make(try await asyncForm()) } }
             self.init(type.id, lifetime, Self.start(of: file), traits: traits,
-                      rare: Rare(words, nil, Self.postConstruct(postConstruction), otherValueType))
+                      rare: Rare(words, makeAsync, Self.postConstruct(postConstruction), otherValueType))
         }
     }
 
@@ -741,6 +751,12 @@ final class Registration: @unchecked Sendable {
     @inline(__always) var isMainActor: Bool { kind == .mainActor }
     @inline(__always) var isAsync: Bool { kind == .async }
 
+    /// Whether `resolveAsync` runs ``makeBoxAsync()``: an async factory, or a plain one with an async form.
+    var hasAsyncForm: Bool { kind == .async || (kind == .plain && rare?.held != nil) }
+
+    /// Whether the factory runs anywhere and has no async form: what `verify()` runs.
+    var runsAnywhere: Bool { kind == .plain && rare?.held == nil }
+
     /// Runs a synchronous factory (a main-actor one only on the main actor) and boxes its value, in
     /// `thread`'s spare box if it has one when the factory returns (one that nested builds left).
     func makeBox(on thread: ThreadState) throws -> Box {
@@ -754,9 +770,9 @@ final class Registration: @unchecked Sendable {
         }
     }
 
-    /// Runs the async factory and boxes its value.
+    /// Runs the async factory (or async form) and boxes its value.
     func makeBoxAsync() async throws -> Box {
-        precondition(kind == .async, "Injection: not an async factory")
+        precondition(hasAsyncForm, "Injection: not an async factory")
         return try await (rare?.held as! MakeAsync)()
     }
 

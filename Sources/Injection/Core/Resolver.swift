@@ -418,11 +418,12 @@ extension InjectionContainer {
         }
     }
 
-    /// Runs a factory for the async slow path: an async factory in a task of its own (cancelling one
-    /// waiter must not cancel what the others wait for), a synchronous one right here.
+    /// Runs a factory for the async slow path: an async factory (or a plain one's async form) in a task
+    /// of its own (cancelling one waiter must not cancel what the others wait for), a synchronous one
+    /// right here.
     private func run(_ registration: Registration, in frame: HeapFrame, transaction: Transaction?) async -> Result<Box, InjectionError> {
         let ref = FrameRef.heap(.passUnretained(frame))
-        guard registration.isAsync else {
+        guard registration.hasAsyncForm else {
             return ThreadState.withCurrent { thread in
                 thread.bind(Binding(container: .passUnretained(self), frame: ref, transaction: transaction.map { .passUnretained($0) })) {
                     runFactory(registration, in: ref) { () throws -> Box in try registration.makeBox(on: thread) }
