@@ -38,9 +38,7 @@ extension InjectionManager {
         isolation: isolated (any Actor)? = #isolation,
         operation: () async throws -> Result
     ) async rethrows -> Result {
-        let outer = Binding.current(ThreadState.current)
-        let binding = TaskBinding(
-            container: container, frame: outer?.frame?.escape(), transaction: outer?.transaction?.takeUnretainedValue())
+        let binding = TaskBinding(container, inside: Binding.current(ThreadState.current))
         return try await TaskBinding.$current.withValue(binding, operation: operation, isolation: isolation)
     }
 }

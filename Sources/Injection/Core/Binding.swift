@@ -51,10 +51,9 @@ struct Binding {
         _ container: InjectionContainer, transaction: Transaction? = nil, _ body: () throws(Failure) -> Result
     ) throws(Failure) -> Result {
         let outer = current(ThreadState.current)
-        let frame = outer?.frame, transaction = transaction ?? outer?.transaction?.takeUnretainedValue()
-        let task = TaskBinding(container: container, frame: frame?.escape(), transaction: transaction)
+        let task = TaskBinding(container, inside: outer, transaction: transaction)
         let binding = Binding(
-            container: .passUnretained(container), frame: frame, transaction: transaction.map { .passUnretained($0) },
+            container: .passUnretained(container), frame: outer?.frame, transaction: task.transaction.map { .passUnretained($0) },
             startsResolution: outer?.startsResolution ?? false)
         return try withExtendedLifetime(task) { () throws(Failure) -> Result in
             try ThreadState.withCurrent { state throws(Failure) -> Result in
@@ -83,6 +82,12 @@ final class TaskBinding: Sendable {
         self.frame = frame
         self.transaction = transaction
         _injection_context_count_add(1)
+    }
+
+    /// `container` bound for tasks inside `outer`, the running code's binding: its chain, and its open
+    /// reset blocks or, given one, `transaction` (which knows the blocks around it), stay.
+    convenience init(_ container: InjectionContainer, inside outer: Binding?, transaction: Transaction? = nil) {
+        self.init(container: container, frame: outer?.frame?.escape(), transaction: transaction ?? outer?.transaction?.takeUnretainedValue())
     }
 
     deinit { _injection_context_count_add(-1) }
