@@ -204,20 +204,23 @@ struct CycleDetectionTests {
     @Test("two threads resolving the same type at once is not a cycle", .isolatedInjection)
     func concurrentResolveIsNotACycle() {
         let container = InjectionContainer()
-        let bothStarted = Latch()
-        let arrivals = Counter()
+        let arrivals = Counter(), overlaps = Counter()
         container.register(Gamma.self) { Gamma() }
-        container.register(Delta.self) {
-            if arrivals.increment() == 1 { bothStarted.wait(seconds: 0.2) }
+        container.register(Delta.self) { [unowned container] in
+            // The first build holds on until the other thread was told to wait for it: the two overlap.
+            if arrivals.increment() == 1, waitUntil(seconds: 20, { InjectionProbe.buildHasWaiters(for: Delta.self, in: container) }) {
+                overlaps.increment()
+            }
             _ = Inject(Gamma.self)
             return Delta()
         }
         let failures = Counter()
         let finished = runOnThreads(2) { _ in
-            if arrivals.value >= 1 { bothStarted.open() }
             if (try? container.resolve(Delta.self)) == nil { failures.increment() }
         }
         #expect(finished)
+        #expect(overlaps.value == 1, "the second resolve never waited for the first one's build")
+        #expect(arrivals.value == 1, "built twice")
         #expect(failures.value == 0)
     }
 

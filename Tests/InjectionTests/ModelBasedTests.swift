@@ -528,7 +528,9 @@ struct ModelBasedTests {
 // reset, reset with a block, withContainer) against one container holding a small acyclic graph, and
 // every outcome is checked against what some serial order of the same operations could have produced:
 // a resolved instance is of the requested type and was built with exactly that type's dependencies; a
-// failure is `notRegistered` for a type some operation did unregister (never a cycle, never anything else).
+// failure is `notRegistered` for a type some operation did unregister (never a cycle, never anything else);
+// and no resolve gets an instance of a registration that another one (or an unregister) had replaced before
+// the resolve began, by the real-time order of the calls (a logical clock read around each).
 // Between rounds of chaos, a quiet phase checks exactly-once: every thread resolves every type at once,
 // and each scoped type is built once and shared.
 //
@@ -579,13 +581,65 @@ private final class RacedWorld: @unchecked Sendable {
     private var quietBuilds: [Int: Int] = [:]
     private var isQuiet = false
     private(set) var violations: [String] = []
+    /// A logical clock, read around the operations: which call ended before which began.
+    private var clock = 0
+    /// When each registration's `register` was called and when it had landed (the call, or the reset
+    /// block around it, returned), by type and generation; and when each unregister was called and returned.
+    private var registrations: [Int: [Int: (called: Int, landed: Int?)]] = [:]
+    private var unregistrations: [Int: [(called: Int, landed: Int)]] = [:]
+    /// Each instance a resolve returned: its type and generation, and when the resolve began.
+    private var served: [(type: Int, generation: Int, began: Int, operation: String)] = []
 
     init(graph: [[Int]]) {
         self.graph = graph
         generations = Array(repeating: 0, count: graph.count)
     }
 
-    func nextGeneration(of type: Int) -> Int { lock.withLock { generations[type] += 1; return generations[type] } }
+    func now() -> Int { lock.withLock { clock += 1; return clock } }
+
+    /// A new generation of `type`, whose `register` is being called now.
+    private func nextGeneration(of type: Int) -> Int {
+        lock.withLock {
+            generations[type] += 1
+            clock += 1
+            registrations[type, default: [:]][generations[type]] = (clock, nil)
+            return generations[type]
+        }
+    }
+
+    /// Notes that registration `generation` of `type` has landed: its `register` (or its reset block) returned.
+    func landed(_ type: Int, _ generation: Int) {
+        lock.withLock {
+            clock += 1
+            registrations[type]![generation]!.landed = clock
+        }
+    }
+
+    /// Unregisters `type`, noting when.
+    func unregister(_ type: Int, in container: InjectionContainer) {
+        markMissing(type)
+        let called = now()
+        RacedType.all[type].unregister(container)
+        let landed = now()
+        lock.withLock { unregistrations[type, default: []].append((called, landed)) }
+    }
+
+    /// The resolves that got an instance of a registration replaced (or unregistered) before they began:
+    /// a replacing call began after the registration landed and returned before the resolve began. Call
+    /// once the threads are done.
+    func staleInstances() -> [String] {
+        lock.withLock {
+            served.compactMap { serve -> String? in
+                guard let landed = registrations[serve.type]?[serve.generation]?.landed else { return nil }
+                let replaced = registrations[serve.type]!.contains { generation, call in
+                    generation != serve.generation && call.called > landed && (call.landed ?? .max) < serve.began
+                }
+                let unregistered = unregistrations[serve.type, default: []].contains { $0.called > landed && $0.landed < serve.began }
+                guard replaced || unregistered else { return nil }
+                return "\(serve.operation) got generation \(serve.generation), \(replaced ? "replaced" : "unregistered") before it began"
+            }
+        }
+    }
     func markMissing(_ type: Int) { lock.withLock { _ = missing.insert(type) } }
     func wasMissing(_ name: String) -> Bool {
         lock.withLock { missing.contains { RacedType.all[$0].name == name } }
@@ -595,8 +649,10 @@ private final class RacedWorld: @unchecked Sendable {
     func noteBuild(of type: Int) { lock.withLock { if isQuiet { quietBuilds[type, default: 0] += 1 } } }
     func violation(_ text: String) { lock.withLock { violations.append(text) } }
 
-    /// Registers `type` with a factory that resolves its dependencies from the container running it.
-    func register(_ type: Int, lifetime: InjectionLifetime, in container: InjectionContainer) {
+    /// Registers `type` with a factory that resolves its dependencies from the container running it;
+    /// returns its generation, for ``landed(_:_:)``.
+    @discardableResult
+    func register(_ type: Int, lifetime: InjectionLifetime, in container: InjectionContainer) -> Int {
         let generation = nextGeneration(of: type)
         let dependencies = graph[type]
         RacedType.all[type].register(container, lifetime) { [self] in
@@ -604,12 +660,14 @@ private final class RacedWorld: @unchecked Sendable {
             let built = try dependencies.map { dependency throws(InjectionError) in try RacedType.all[dependency].resolveBound() }
             return RacedInstance(type: type, generation: generation, dependencies: built)
         }
+        return generation
     }
 
     /// Checks one resolve's outcome against the model.
-    func check(_ outcome: Result<RacedInstance, InjectionError>, requested type: Int, by operation: String) {
+    func check(_ outcome: Result<RacedInstance, InjectionError>, requested type: Int, by operation: String, began: Int) {
         switch outcome {
         case .success(let instance):
+            lock.withLock { served.append((type, instance.generation, began, operation)) }
             if instance.type != type || instance.dependencies.map(\.type) != graph[type] {
                 violation("\(operation): got type \(instance.type) with \(instance.dependencies.map(\.type)), expected \(type) with \(graph[type])")
             }
@@ -641,7 +699,7 @@ struct ConcurrentModelTests {
         let graph = (0..<typeCount).map { type in (0..<type).filter { _ in random.chance(0.4) } }
         let world = RacedWorld(graph: graph)
         let container = InjectionContainer()
-        for type in 0..<typeCount { world.register(type, lifetime: .scoped, in: container) }
+        for type in 0..<typeCount { world.landed(type, world.register(type, lifetime: .scoped, in: container)) }
         let barrier = Barrier(count: threads)
         let sightings = Sightings()
         let lifetimes: [InjectionLifetime] = [.scoped, .singleton, .transient]
@@ -655,22 +713,26 @@ struct ConcurrentModelTests {
                     let type = random.int(below: typeCount)
                     switch random.int(below: 20) {
                     case 0..<7:
-                        world.check(Result { () throws(InjectionError) in try RacedType.all[type].resolve(container) }, requested: type, by: "resolve(\(type))")
+                        let began = world.now()
+                        let outcome = Result { () throws(InjectionError) in try RacedType.all[type].resolve(container) }
+                        world.check(outcome, requested: type, by: "resolve(\(type))", began: began)
                     case 7..<10:
+                        let began = world.now()
                         let outcome = InjectionManager.withContainer(container) {
                             Result { () throws(InjectionError) in try RacedType.all[type].resolveBound() }
                         }
-                        world.check(outcome, requested: type, by: "withContainer { resolve(\(type)) }")
+                        world.check(outcome, requested: type, by: "withContainer { resolve(\(type)) }", began: began)
                     case 10..<13:
-                        world.register(type, lifetime: random.pick(lifetimes), in: container)
+                        world.landed(type, world.register(type, lifetime: random.pick(lifetimes), in: container))
                     case 13..<15:
-                        world.markMissing(type)
-                        RacedType.all[type].unregister(container)
+                        world.unregister(type, in: container)
                     case 15..<17:
                         container.resetCurrentContainer()
                     case 17..<19:
                         let lifetime = random.pick(lifetimes)
-                        container.resetCurrentContainer { world.register(type, lifetime: lifetime, in: container) }
+                        var generation = 0
+                        container.resetCurrentContainer { generation = world.register(type, lifetime: lifetime, in: container) }
+                        world.landed(type, generation)
                     default:
                         _ = RacedType.all[type].name.isEmpty || container.isRegistered(RacedNode<D0>.self)
                     }
@@ -679,15 +741,18 @@ struct ConcurrentModelTests {
                 guard barrier.arrive() else { return }
                 if thread == 0 {
                     world.startQuiet()
+                    var generations: [Int] = []
                     container.resetCurrentContainer {
-                        for type in 0..<typeCount { world.register(type, lifetime: .scoped, in: container) }
+                        generations = (0..<typeCount).map { world.register($0, lifetime: .scoped, in: container) }
                     }
+                    for (type, generation) in generations.enumerated() { world.landed(type, generation) }
                 }
                 guard barrier.arrive() else { return }
                 var seen: [ObjectIdentifier] = []
                 for type in (0..<typeCount).shuffled(using: &random) {
+                    let began = world.now()
                     let outcome = Result { () throws(InjectionError) in try RacedType.all[type].resolve(container) }
-                    world.check(outcome, requested: type, by: "quiet resolve(\(type))")
+                    world.check(outcome, requested: type, by: "quiet resolve(\(type))", began: began)
                     if case .success(let instance) = outcome { seen.append(ObjectIdentifier(instance)) }
                 }
                 sightings.record(round: round, thread: thread, instances: Set(seen))
@@ -707,6 +772,8 @@ struct ConcurrentModelTests {
         }
         #expect(finished, "seed \(seed): a thread never arrived (a deadlock?)")
         #expect(world.violations.isEmpty, "seed \(seed) (replay with INJECTION_SEED=\(seed)): \(world.violations.prefix(5))")
+        let stale = world.staleInstances()
+        #expect(stale.isEmpty, "seed \(seed) (replay with INJECTION_SEED=\(seed)): \(stale.count) stale instances: \(stale.prefix(5))")
     }
 }
 
