@@ -79,7 +79,7 @@ extension InjectionContainer {
             state.registrations.values.map { registration -> (AnyType, InjectionLifetime) in
                 if registration.type.isBuilder { return (registration.type, .transient) }
                 // An `implements` alias keeps nothing: it shows its primary's lifetime.
-                if let alias = aliases[registration.id], alias.registration === registration,
+                if let alias = aliases[registration.type], alias.registration === registration,
                    let primary = state.registrations[alias.primary] {
                     return (registration.type, primary.lifetime)
                 }
@@ -102,7 +102,7 @@ extension InjectionContainer {
             while let reached = frontier.popLast() {
                 for edge in edges where edge.to == reached && !seen.contains(edge.from) {
                     seen.insert(edge.from)
-                    guard let registration = state.registrations[edge.from.id] else { continue }
+                    guard let registration = state.registrations[edge.from] else { continue }
                     if registration.hasLiveInstance {
                         holders.append(edge.from)
                     } else if registration.lifetime == .transient {
@@ -112,7 +112,7 @@ extension InjectionContainer {
             }
             return holders
         }
-        guard !cached.isEmpty, observations.withLock({ $0.reportedStale.insert(type.id).inserted }) else { return }
+        guard !cached.isEmpty, observations.withLock({ $0.reportedStale.insert(type).inserted }) else { return }
         let name = names.name(type)
         let holders = cached.map(names.name).sorted().joined(separator: ", ")
         // A builder's registration takes the model: `register(B.self) { builder in ... }`.
@@ -224,12 +224,12 @@ struct Observations {
     var retired: [WeakReference] = []
     var tracksEvictions = _isDebugAssertConfiguration()
     /// The types whose stale dependents were reported: each is reported once.
-    var reportedStale: Set<TypeID> = []
+    var reportedStale: Set<AnyType> = []
     /// The `implements` aliases, by key: the alias's registration (while it is registered) and its primary.
-    var aliases: [TypeID: Alias] = [:]
+    var aliases: [AnyType: Alias] = [:]
 
     struct Alias {
         weak var registration: Registration?
-        let primary: TypeID
+        let primary: AnyType
     }
 }

@@ -349,7 +349,7 @@ public final class InjectionContainer: @unchecked Sendable {
     // MARK: - Internals
 
     func unregister(_ requested: AnyType) {
-        perform(.unregister(requested.id))
+        perform(.unregister(requested))
     }
 
     /// Records `operation` in the open reset block, if there is one, to apply with it; else applies it now.
@@ -376,7 +376,7 @@ public final class InjectionContainer: @unchecked Sendable {
     }
 
     func isRegistered(_ requested: AnyType) -> Bool {
-        let key = requested.id
+        let key = requested
         if let transaction = openTransaction(), let decided = transaction.registration(for: key) { return decided }
         return state.withLock { $0.registrations[key] != nil }
     }
@@ -386,15 +386,15 @@ public final class InjectionContainer: @unchecked Sendable {
     /// of its key, checked and made in one lock hold; returns `false`, having changed nothing, if it is not.
     @discardableResult
     func register(_ registration: Registration, whileCurrent current: Registration? = nil) -> Bool {
-        let key = registration.id
+        let key = registration.type
         if let transaction = openTransaction() {
             if let current {
                 // Current is what the block recorded, else what the state holds: read under the container's
                 // lock, then the transaction's (their order). Another key (an alias) registers unconditionally.
-                let operation: Transaction.Operation = key == current.id
+                let operation: Transaction.Operation = key == current.type
                     ? .registerWhileCurrent(key, registration, current: current) : .register(key, registration)
                 let recorded = state.withLock { state in
-                    transaction.record(operation, whileCurrent: current, isCurrentInState: state.registrations[current.id] === current)
+                    transaction.record(operation, whileCurrent: current, isCurrentInState: state.registrations[current.type] === current)
                 }
                 if let recorded { return recorded }
             } else if transaction.record(.register(key, registration)) {

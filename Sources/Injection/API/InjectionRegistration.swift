@@ -70,7 +70,7 @@ public struct InjectionRegistration<Value>: Sendable {
             container.reportStaleHandle(of: primary, call: ".implements(\(TypeNames.literal(other, named: container.names.name(of: other))).self) { ... }")
             return self
         }
-        container.observations.withLock { $0.aliases[alias.id] = Observations.Alias(registration: alias, primary: primary.id) }
+        container.observations.withLock { $0.aliases[alias.type] = Observations.Alias(registration: alias, primary: primary) }
         return self
     }
 

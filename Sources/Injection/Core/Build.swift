@@ -20,7 +20,6 @@ final class Build: @unchecked Sendable {  // Mutable fields: under the container
         self.registration = registration
     }
 
-    var key: TypeID { registration.id }
     var type: AnyType { registration.type }
 }
 
@@ -31,8 +30,7 @@ enum WaitGraph {
     /// A frame of a waiting resolution, as the graph keeps it.
     struct Link {
         let container: ObjectIdentifier
-        let key: TypeID
-        var type: AnyType { AnyType(key) }
+        let type: AnyType
     }
 
     private static let lock = Lock()
@@ -78,7 +76,7 @@ enum WaitGraph {
 
     /// `chain` from its innermost frame that resolves `build`'s type, or just that type if none does.
     private static func path(of chain: [Link], from build: Build) -> [AnyType] {
-        guard let start = chain.lastIndex(where: { $0.key == build.key && $0.container == build.container }) else {
+        guard let start = chain.lastIndex(where: { $0.type == build.type && $0.container == build.container }) else {
             return [build.type]
         }
         return chain[start...].map(\.type)

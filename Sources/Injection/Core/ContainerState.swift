@@ -65,7 +65,7 @@ struct ContainerState {
     ///     if one is needed.
     @inline(__always)  // Into the slow path: out of line, it cost a retain and a release more per first resolve.
     mutating func claim(
-        _ key: TypeID, in container: ObjectIdentifier, isAsync: Bool, isInChain: Bool,
+        _ key: AnyType, in container: ObjectIdentifier, isAsync: Bool, isInChain: Bool,
         isOnMainActor: () -> Bool, owner: () -> Unmanaged<Resolution>
     ) -> Claim {
         guard let registration = registrations[key] else { return .fail(.notRegistered) }
@@ -171,7 +171,7 @@ struct ContainerState {
         /// The tasks that waited for them: resume them once unlocked, so they claim again at once.
         var waiters: [CheckedContinuation<Void, Never>] = []
         /// Keys to evict from every thread's cache (under the lock).
-        var threadCacheKeys: [TypeID] = []
+        var threadCacheKeys: [AnyType] = []
         /// Objects to release after unlocking: releasing can run a `deinit`.
         var released: [AnyObject] = []
         /// Values taken out of a registration's inline slot, other than a class instance alone: released
@@ -213,7 +213,7 @@ struct ContainerState {
 
         /// Takes `registration` out of every thread's cache that may hold it.
         fileprivate mutating func uncache(_ registration: Registration) {
-            if registration.isInThreadCaches { threadCacheKeys.append(registration.id) }
+            if registration.isInThreadCaches { threadCacheKeys.append(registration.type) }
             registration.isInThreadCaches = false
         }
     }
@@ -236,9 +236,9 @@ struct ContainerState {
     /// Registers `registration` for `key` (or unregisters `key`, for `nil`), evicting what the old
     /// registration had built. A build in progress of the old one finishes but caches nothing. Returns
     /// `nil` if `key` was not registered: nothing to carry out (the common case at launch).
-    mutating func replace(_ key: TypeID, with registration: Registration?) -> Evictions? {
+    mutating func replace(_ key: AnyType, with registration: Registration?) -> Evictions? {
         generation &+= 1
-        assert(registration.map { $0.id == key } ?? true, "Injection: a registration stored under another key")
+        assert(registration.map { $0.type == key } ?? true, "Injection: a registration stored under another key")
         let replaced = registration.map({ registrations.updateValue($0) }) ?? registrations.removeValue(forKey: key)
         replaced?.isRegistered = false
         registration?.isRegistered = true
@@ -256,9 +256,9 @@ struct ContainerState {
     /// checked and made in one step. `isCurrent` is `false`, and nothing changed, if `current` was replaced
     /// or unregistered since: the handle is stale.
     mutating func replace(
-        _ key: TypeID, with registration: Registration, whileCurrent current: Registration
+        _ key: AnyType, with registration: Registration, whileCurrent current: Registration
     ) -> (isCurrent: Bool, evictions: Evictions?) {
-        guard registrations[current.id] === current else { return (false, nil) }
+        guard registrations[current.type] === current else { return (false, nil) }
         return (true, replace(key, with: registration))
     }
 
@@ -298,10 +298,10 @@ struct ContainerState {
 
     /// Abandons the builds `owner` started: its thread will never finish them (`verify()` parks it).
     /// Returns their keys, and their waiters to wake as a reset's are (`abandoned`, `waiters`).
-    mutating func abandonBuilds(of owner: Resolution) -> (keys: [TypeID], evictions: Evictions) {
-        var evictions = Evictions(), keys: [TypeID] = []
+    mutating func abandonBuilds(of owner: Resolution) -> (keys: [AnyType], evictions: Evictions) {
+        var evictions = Evictions(), keys: [AnyType] = []
         for registration in registrations.values where registration.builder === owner {
-            keys.append(registration.id)
+            keys.append(registration.type)
             evictions.abandonBuild(of: registration)
         }
         return (keys, evictions)

@@ -9,8 +9,8 @@
 /// ``Resolution``.
 struct Frame {
     let container: ObjectIdentifier
-    /// The requested type's identity: the registered type, or the `InjectionKey` type (see ``type``).
-    let key: TypeID
+    /// The requested type: the registered type, or the `InjectionKey` type.
+    let type: AnyType
     /// The container's epoch when this frame's resolution started: builds under it belong to that epoch.
     let epoch: UInt64
     /// Whether this frame starts a resolution of its own though it has a parent for the chain: the
@@ -25,11 +25,11 @@ struct Frame {
     /// its ``HeapFrame``). Unmanaged, so a frame is trivial to copy and drop.
     var retainedResolution: Unmanaged<Resolution>?
 
-    /// A frame for resolving `key` in `container`: a nested frame keeps its resolution's epoch; one that
+    /// A frame for resolving `type` in `container`: a nested frame keeps its resolution's epoch; one that
     /// starts a resolution takes `epoch`, the container's current one.
-    init(container: ObjectIdentifier, key: TypeID, epoch: UInt64, parent: FrameRef?, startsResolution: Bool, recordsEdges: Bool) {
+    init(container: ObjectIdentifier, type: AnyType, epoch: UInt64, parent: FrameRef?, startsResolution: Bool, recordsEdges: Bool) {
         self.container = container
-        self.key = key
+        self.type = type
         self.parent = parent
         self.startsResolution = startsResolution
         self.recordsEdges = recordsEdges
@@ -42,9 +42,6 @@ struct Frame {
 
     /// Whether this frame is the root of its resolution.
     var isRoot: Bool { startsResolution || parent == nil }
-
-    /// The requested type: the registered type, or the `InjectionKey` type.
-    var type: AnyType { AnyType(key) }
 }
 
 /// A frame on the heap, for a frame that outlives the call that made it. Keeps its parents alive.
@@ -97,10 +94,10 @@ enum FrameRef {
 
     /// Whether a frame in the chain resolves `key` in `container`: resolving it again would be a cycle.
     @inline(__always)
-    func contains(_ key: TypeID, in container: ObjectIdentifier) -> Bool {
+    func contains(_ key: AnyType, in container: ObjectIdentifier) -> Bool {
         var found = false
         walk { frame in
-            found = frame.key == key && frame.container == container
+            found = frame.type == key && frame.container == container
             return !found
         }
         return found
@@ -115,11 +112,11 @@ enum FrameRef {
 
     /// The types from the innermost frame that resolves `key` in `container` down to this one, or
     /// `nil` if none does.
-    func path(from key: TypeID, in container: ObjectIdentifier) -> [AnyType]? {
+    func path(from key: AnyType, in container: ObjectIdentifier) -> [AnyType]? {
         var types: [AnyType] = [], found = false
         walk { frame in
             types.append(frame.type)
-            found = frame.key == key && frame.container == container
+            found = frame.type == key && frame.container == container
             return !found
         }
         return found ? types.reversed() : nil
@@ -130,7 +127,7 @@ enum FrameRef {
     var resolutionChain: [WaitGraph.Link] {
         var links: [WaitGraph.Link] = []
         walk { frame in
-            links.append(WaitGraph.Link(container: frame.container, key: frame.key))
+            links.append(WaitGraph.Link(container: frame.container, type: frame.type))
             return !frame.isRoot
         }
         return links.reversed()
@@ -176,7 +173,7 @@ extension Frame {
     /// `frame` with another (equal) parent.
     fileprivate init(copying frame: borrowing Frame, parent: FrameRef?) {
         container = frame.container
-        key = frame.key
+        type = frame.type
         epoch = frame.epoch
         startsResolution = frame.startsResolution
         recordsEdges = frame.recordsEdges

@@ -1,41 +1,29 @@
-/// What is registered and resolved: a type, a typed key (`InjectionKey`) that stands for its `Value`,
-/// or a ``Builder`` model type, whose registration holds its build closure. One word, its ``id``, which
-/// the type and its role are read back from. Stored in `Sendable` types; never used to build values.
+/// What is registered and resolved, and its identity: a type, a typed key (`InjectionKey`) that stands for
+/// its `Value`, or a ``Builder`` model type, whose registration holds its build closure. One word: the
+/// type's metadata address, with bit 0 (always clear in an address) set for a key and bit 1 for a builder,
+/// so a class that is also an `InjectionKey` or a `Builder` has one identity per role. Stored in
+/// `Sendable` types; never used to build values.
 struct AnyType: Hashable, Sendable {
-    /// The registration's identity: a key's and a builder's differ from its type's, even for a class
-    /// that is all three.
-    let id: TypeID
-
-    /// The type itself.
-    init(_ type: Any.Type) { id = TypeID(type, isKey: false) }
-
-    /// A typed key.
-    init(key: Any.Type) { id = TypeID(key, isKey: true) }
-
-    /// A builder model type.
-    init(builder: Any.Type) { id = TypeID(builder, isKey: false, isBuilder: true) }
-
-    /// The type, key or builder `id` stands for.
-    init(_ id: TypeID) { self.id = id }
-
-    /// The type, the key type or the builder type.
-    var type: Any.Type { unsafeBitCast(id.bits & ~3, to: Any.Type.self) }
-    /// Whether `type` is an `InjectionKey` standing for its `Value`, rather than the type itself.
-    var isKey: Bool { id.bits & 1 != 0 }
-    /// Whether `type` is a ``Builder`` model, registered with its build closure.
-    var isBuilder: Bool { id.bits & 2 != 0 }
-}
-
-/// The identity of a registration: the type's metadata address, with bit 0 (always clear in an
-/// address) set for a key and bit 1 for a builder, so a class that is also an `InjectionKey` or a
-/// `Builder` has one identity per role.
-struct TypeID: Hashable, Sendable {
     let bits: UInt
 
+    /// The type itself (`isKey`: a typed key; `isBuilder`: a builder model type).
     @inline(__always)
-    init(_ type: Any.Type, isKey: Bool, isBuilder: Bool = false) {
+    init(_ type: Any.Type, isKey: Bool = false, isBuilder: Bool = false) {
         bits = UInt(bitPattern: ObjectIdentifier(type)) | (isKey ? 1 : 0) | (isBuilder ? 2 : 0)
     }
+
+    /// A typed key.
+    init(key: Any.Type) { self.init(key, isKey: true) }
+
+    /// A builder model type.
+    init(builder: Any.Type) { self.init(builder, isBuilder: true) }
+
+    /// The type, the key type or the builder type.
+    var type: Any.Type { unsafeBitCast(bits & ~3, to: Any.Type.self) }
+    /// Whether `type` is an `InjectionKey` standing for its `Value`, rather than the type itself.
+    var isKey: Bool { bits & 1 != 0 }
+    /// Whether `type` is a ``Builder`` model, registered with its build closure.
+    var isBuilder: Bool { bits & 2 != 0 }
 }
 
 /// An instance held by the container, stored inline in one allocation laid out for its type.
@@ -263,8 +251,8 @@ final class Registration: @unchecked Sendable {
     /// The plain factory's function, for a closure that captures nothing (its context is `nil`), the
     /// usual `{ LiveAPI() }`; or, with ``hasRareBit`` in ``traits``, a retained ``Rare`` holding the rest.
     private let factory: UnsafeRawPointer?
-    /// The requested type's identity: the registered type, or the `InjectionKey` type (see ``type``).
-    let id: TypeID
+    /// The requested type, and the registration's key: the registered type, or the `InjectionKey` type.
+    let type: AnyType
 
     // MARK: The container's state (`ContainerState`'s, under the container's lock)
 
@@ -321,9 +309,6 @@ final class Registration: @unchecked Sendable {
         set { if newValue { flags.insert(flag) } else { flags.remove(flag) } }
     }
 
-    /// The requested type: the registered type, or the `InjectionKey` type.
-    var type: AnyType { AnyType(id) }
-
     /// Whether an instance is cached (`.scoped`, `.singleton`), or held weakly (`.weak`).
     var hasInstance: Bool { self[.hasInstance] }
 
@@ -374,7 +359,7 @@ final class Registration: @unchecked Sendable {
     /// (a stored property of a final class has a fixed place; an `inout` access to it on a live
     /// registration would count as a write for the runtime's exclusivity and race checks).
     private static let slotOffset: Int = {
-        let probe = Registration(TypeID(Void.self, isKey: false), .transient, nil, traits: 0, function: nil)
+        let probe = Registration(AnyType(Void.self), .transient, nil, traits: 0, function: nil)
         let start = UnsafeRawPointer(Unmanaged.passUnretained(probe).toOpaque())
         return withUnsafeMutablePointer(to: &probe.slot) { UnsafeRawPointer($0) - start }
     }()
@@ -602,8 +587,8 @@ final class Registration: @unchecked Sendable {
     typealias PostConstruct = @Sendable (Box) throws -> Void
 
     /// A registration whose plain factory is the context-free closure `function` (`nil`: none).
-    private init(_ id: TypeID, _ lifetime: InjectionLifetime, _ file: UnsafePointer<UInt8>?, traits: UInt8, function: UnsafeRawPointer?) {
-        self.id = id
+    private init(_ type: AnyType, _ lifetime: InjectionLifetime, _ file: UnsafePointer<UInt8>?, traits: UInt8, function: UnsafeRawPointer?) {
+        self.type = type
         fileStart = file
         self.lifetime = lifetime
         self.traits = traits & ~Self.hasRareBit
@@ -611,8 +596,8 @@ final class Registration: @unchecked Sendable {
     }
 
     /// A registration with the parts `rare` holds.
-    private init(_ id: TypeID, _ lifetime: InjectionLifetime, _ file: UnsafePointer<UInt8>?, traits: UInt8, rare: Rare) {
-        self.id = id
+    private init(_ type: AnyType, _ lifetime: InjectionLifetime, _ file: UnsafePointer<UInt8>?, traits: UInt8, rare: Rare) {
+        self.type = type
         fileStart = file
         self.lifetime = lifetime
         self.traits = traits | Self.hasRareBit
@@ -672,12 +657,12 @@ final class Registration: @unchecked Sendable {
         let words = unsafeBitCast(factory, to: (UnsafeRawPointer?, UnsafeRawPointer?).self)
         let traits = Self.traits(.plain, lifetime, Value.self, ownsInstances: ownsInstances)
         if words.1 == nil && postConstruction == nil && asyncForm == nil && Value.self == type.type {
-            self.init(type.id, lifetime, Self.start(of: file), traits: traits, function: words.0)
+            self.init(type, lifetime, Self.start(of: file), traits: traits, function: words.0)
         } else {
             let otherValueType: Any.Type? = Value.self == type.type ? nil : Value.self
             var makeAsync: MakeAsync?
             if let asyncForm { makeAsync = { @Sendable () async throws -> Box in Box.make(try await asyncForm()) } }
-            self.init(type.id, lifetime, Self.start(of: file), traits: traits,
+            self.init(type, lifetime, Self.start(of: file), traits: traits,
                       rare: Rare(words, makeAsync, Self.postConstruct(postConstruction), otherValueType))
         }
     }
@@ -691,7 +676,7 @@ final class Registration: @unchecked Sendable {
         // Runs only after a claim saw a main-actor caller; the value stays on the main actor here.
         let make: Make = { Box.make(try MainActor.assumeIsolated { Unchecked(try mainActorFactory()) }.value) }
         let otherValueType: Any.Type? = Value.self == type.type ? nil : Value.self
-        self.init(type.id, lifetime, Self.start(of: file), traits: Self.traits(.mainActor, lifetime, Value.self, ownsInstances: true),
+        self.init(type, lifetime, Self.start(of: file), traits: Self.traits(.mainActor, lifetime, Value.self, ownsInstances: true),
                   rare: Rare((nil, nil), make, Self.postConstruct(postConstruction), otherValueType))
     }
 
@@ -701,7 +686,7 @@ final class Registration: @unchecked Sendable {
     ) {
         let make: MakeAsync = { Box.make(try await asyncFactory()) }
         let otherValueType: Any.Type? = Value.self == type.type ? nil : Value.self
-        self.init(type.id, lifetime, Self.start(of: file), traits: Self.traits(.async, lifetime, Value.self, ownsInstances: true),
+        self.init(type, lifetime, Self.start(of: file), traits: Self.traits(.async, lifetime, Value.self, ownsInstances: true),
                   rare: Rare((nil, nil), make, nil, otherValueType))
     }
 
@@ -709,11 +694,11 @@ final class Registration: @unchecked Sendable {
     func copy() -> Registration {
         // A supplied instance is one object shared by every copy: its `postConstruction` ran (or runs) in
         // the container it was registered in, not once more per copy.
-        guard let rare else { return Registration(id, lifetime, fileStart, traits: traits, function: factory) }
+        guard let rare else { return Registration(type, lifetime, fileStart, traits: traits, function: factory) }
         guard !ownsInstances, rare.postConstruct != nil else {  // Immutable: the copies share it.
-            return Registration(id, lifetime, fileStart, traits: traits, rare: rare)
+            return Registration(type, lifetime, fileStart, traits: traits, rare: rare)
         }
-        return Registration(id, lifetime, fileStart, traits: traits, rare: Rare(rare.plain, rare.held, nil, rare.valueType))
+        return Registration(type, lifetime, fileStart, traits: traits, rare: Rare(rare.plain, rare.held, nil, rare.valueType))
     }
 
     /// The same registration with `postConstruction` run after the ones it has, with nothing built.
@@ -728,7 +713,7 @@ final class Registration: @unchecked Sendable {
         } else {
             chained = added
         }
-        return Registration(id, lifetime, fileStart, traits: traits, rare: Rare(plainWords, rare?.held, chained, rare?.valueType))
+        return Registration(type, lifetime, fileStart, traits: traits, rare: Rare(plainWords, rare?.held, chained, rare?.valueType))
     }
 
     private static func start(of file: StaticString) -> UnsafePointer<UInt8>? {

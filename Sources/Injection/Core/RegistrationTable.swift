@@ -1,5 +1,5 @@
 /// A container's registrations by key: one word a bucket (a retained registration, whose
-/// ``Registration/id`` is its key, tagged with a few bits of the key's hash), open addressing with
+/// ``Registration/type`` is its key, tagged with a few bits of the key's hash), open addressing with
 /// linear probing, at most three quarters full.
 /// Deletion shifts the following entries back, so there are no tombstones. A value type: a copy shares
 /// the buckets until one of them changes.
@@ -16,7 +16,7 @@ struct RegistrationTable {
     var count: Int { buckets?.count ?? 0 }
 
     /// The registration for `key`, if any.
-    subscript(key: TypeID) -> Registration? {
+    subscript(key: AnyType) -> Registration? {
         guard let buckets, let index = buckets.find(key) else { return nil }
         return buckets.registration(at: index)
     }
@@ -39,7 +39,7 @@ struct RegistrationTable {
     }
 
     /// Removes the registration for `key`; returns it.
-    mutating func removeValue(forKey key: TypeID) -> Registration? {
+    mutating func removeValue(forKey key: AnyType) -> Registration? {
         guard buckets?.find(key) != nil else { return nil }
         makeUnique(adding: 0)
         return storage._withUnsafeGuaranteedRef { $0.remove(key) }
@@ -127,12 +127,12 @@ struct RegistrationTable {
         /// The bits of `key`'s hash kept beside its registration's address: below those ``home(_:)`` uses
         /// for any table of up to 2^29 buckets.
         @inline(__always)
-        private static func tag(_ key: TypeID) -> UInt {
+        private static func tag(_ key: AnyType) -> UInt {
             UInt(truncatingIfNeeded: (UInt64(truncatingIfNeeded: key.bits) &* 0x9E37_79B9_7F4A_7C15) &>> 32) & tagMask
         }
 
         @inline(__always)
-        private func id(_ registration: Unmanaged<Registration>) -> TypeID { registration._withUnsafeGuaranteedRef { $0.id } }
+        private func id(_ registration: Unmanaged<Registration>) -> AnyType { registration._withUnsafeGuaranteedRef { $0.type } }
 
         func registration(at index: Int) -> Registration {
             Unmanaged<Registration>.fromOpaque(address(at: index)).takeUnretainedValue()
@@ -144,21 +144,21 @@ struct RegistrationTable {
 
         /// The home bucket of `key`: Fibonacci hashing, whose high bits are the best mixed.
         @inline(__always)
-        private func home(_ key: TypeID) -> Int {
+        private func home(_ key: AnyType) -> Int {
             let product = UInt64(truncatingIfNeeded: key.bits) &* 0x9E37_79B9_7F4A_7C15
             return Int(truncatingIfNeeded: product &>> UInt64(64 - bucketCount.trailingZeroBitCount))
         }
 
         /// The index of the registration for `key`, if there is one.
         @inline(__always)
-        func find(_ key: TypeID) -> Int? {
+        func find(_ key: AnyType) -> Int? {
             let (index, found) = slot(for: key)
             return found ? index : nil
         }
 
         /// The bucket of `key`'s registration (`found`), else the empty bucket that ends its run.
         @inline(__always)
-        private func slot(for key: TypeID) -> (index: Int, found: Bool) {
+        private func slot(for key: AnyType) -> (index: Int, found: Bool) {
             let tag = Self.tag(key)
             var index = home(key)
             while true {
@@ -183,7 +183,7 @@ struct RegistrationTable {
         }
 
         /// Removes the registration for `key`, which is here; returns it.
-        func remove(_ key: TypeID) -> Registration {
+        func remove(_ key: AnyType) -> Registration {
             var hole = find(key).unsafelyUnwrapped
             let removed = Unmanaged<Registration>.fromOpaque(address(at: hole)).takeRetainedValue()
             withUnsafeMutablePointerToElements { elements in

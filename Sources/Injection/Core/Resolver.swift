@@ -24,7 +24,7 @@ extension InjectionContainer {
     ) throws(InjectionError) -> Value {
         if let binding, binding.frame != nil || binding.transaction != nil { try observe(requested, in: binding) }
         guard let thread else { return try Box.take(resolveSlowly(requested, binding: binding, caller: caller), as: Value.self, keepingIn: nil) }
-        let key = requested.id
+        let key = requested
         if let registration = thread._withUnsafeGuaranteedRef({ $0.pinnedTransient(key, of: ObjectIdentifier(self)) }),
            binding?.frame?.contains(key, in: ObjectIdentifier(self)) != true {
             // A transient inside a transient's factory, found again without the lock (see there).
@@ -97,7 +97,7 @@ extension InjectionContainer {
     ) throws(InjectionError) -> Value {
         try checkStack(thread._withUnsafeGuaranteedRef { $0.stackLimit }, resolving: type, parent: binding?.frame)
         let frame = Frame(
-            container: ObjectIdentifier(self), key: type.id, epoch: epoch, parent: binding?.frame,
+            container: ObjectIdentifier(self), type: type, epoch: epoch, parent: binding?.frame,
             startsResolution: binding?.startsResolution ?? false, recordsEdges: recordsEdges)
         let (pointer, outer) = thread._withUnsafeGuaranteedRef { $0.push(frame, in: self, transaction: binding?.transaction) }
         // What nested builds deferred runs after the frame is popped, in the caller's binding: a `deinit`
@@ -134,7 +134,7 @@ extension InjectionContainer {
         thread: ThreadState, caches: Bool, isOnMainActor: () -> Bool
     ) throws(InjectionError) -> Box {
         try checkStack(thread.stackLimit, resolving: requested, parent: parent)
-        let key = requested.id, id = ObjectIdentifier(self)
+        let key = requested, id = ObjectIdentifier(self)
         let isInChain = parent?.contains(key, in: id) ?? false
         while true {
             if let failure = verification?.failure(for: key) { throw failure }
@@ -172,7 +172,7 @@ extension InjectionContainer {
                 try wait(for: build, from: startsResolution ? nil : parent)
             case .build(let registration, let owner, let recordsEdges, let epoch, _):
                 var frame = Frame(
-                    container: id, key: key, epoch: epoch, parent: parent,
+                    container: id, type: requested, epoch: epoch, parent: parent,
                     startsResolution: startsResolution, recordsEdges: recordsEdges)
                 frame.retainedResolution = newResolution.take().map { .passRetained($0) }
                 var resolution: Resolution?
@@ -338,7 +338,7 @@ extension InjectionContainer {
         switch failure {
         case .notRegistered: .notRegistered(requested, chain: chain(parent, then: requested), names: names)
         case .cycle:
-            .cycle(requested, path: (parent?.path(from: requested.id, in: ObjectIdentifier(self)) ?? []) + [requested], names: names)
+            .cycle(requested, path: (parent?.path(from: requested, in: ObjectIdentifier(self)) ?? []) + [requested], names: names)
         case .wrongIsolation: .wrongIsolation(requested, chain: chain(parent, then: requested), names: names)
         case .asyncFactory(let lifetime): .asyncFactory(requested, lifetime: lifetime, chain: chain(parent, then: requested), names: names)
         }
@@ -360,7 +360,7 @@ extension InjectionContainer {
         let transaction = binding?.transaction
         // A task started inside `resetCurrentContainer { }` that resolves while the block is open.
         if let transaction { try refuseInsideReset(requested, transaction, chain: parent) }
-        let id = ObjectIdentifier(self), key = requested.id
+        let id = ObjectIdentifier(self), key = requested
         if let parent, parent.container == id {
             // Async factories may resolve from several child tasks at once: recorded under the lock.
             record(InjectionGraph._Edge(from: parent.type, to: requested))
@@ -405,7 +405,7 @@ extension InjectionContainer {
             case .build(let registration, let buildOwner, let recordsEdges, let epoch, _):
                 let parentFrame = parent?.escape()
                 var frame = Frame(
-                    container: id, key: key, epoch: epoch, parent: parentFrame.map { .heap(.passUnretained($0)) },
+                    container: id, type: requested, epoch: epoch, parent: parentFrame.map { .heap(.passUnretained($0)) },
                     startsResolution: true, recordsEdges: recordsEdges)
                 frame.retainedResolution = .passRetained(owner)
                 let heapFrame = HeapFrame(frame, parent: parentFrame)

@@ -180,7 +180,7 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
     }
 
     /// How many live threads' caches hold an entry for `key` of `container` (a test probe).
-    static func threadsCaching(_ key: TypeID, of container: ObjectIdentifier) -> Int {
+    static func threadsCaching(_ key: AnyType, of container: ObjectIdentifier) -> Int {
         registryLock.withLock {
             registry.values.reduce(0) { count, state in
                 count + state.lock.withLock { state.tableIndex(of: container).flatMap { state.tables[$0].find(key.bits) } == nil ? 0 : 1 }
@@ -199,7 +199,7 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
     /// Removes `keys` of `container` from every thread's cache, adding what they held to `evicted`, to
     /// release once all locks are dropped. Call under the container's lock. Costs a lookup per key per
     /// thread that holds entries of `container`, whatever else the caches hold.
-    static func evict(_ keys: [TypeID], of container: ObjectIdentifier, into evicted: inout [AnyObject]) {
+    static func evict(_ keys: [AnyType], of container: ObjectIdentifier, into evicted: inout [AnyObject]) {
         guard !keys.isEmpty else { return }
         forEachTable(of: container) { state, index in
             var table = state.tables[index]  // Trivial to copy; written back once.
@@ -302,7 +302,7 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
     }()
 
     @inline(__always)
-    private static func memoIndex(_ key: TypeID) -> Int {
+    private static func memoIndex(_ key: AnyType) -> Int {
         // Fibonacci hashing: the product's top 3 bits, log2(memoCapacity).
         Int(truncatingIfNeeded: (UInt64(truncatingIfNeeded: key.bits) &* 0x9E37_79B9_7F4A_7C15) &>> 61)
     }
@@ -315,7 +315,7 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
     /// was removed by a change nothing orders before this resolve); and while the cache is pinned no
     /// registration that leaves it is released, so the one returned outlives the factory run.
     @inline(__always)
-    func pinnedTransient(_ key: TypeID, of container: ObjectIdentifier) -> Unmanaged<Registration>? {
+    func pinnedTransient(_ key: AnyType, of container: ObjectIdentifier) -> Unmanaged<Registration>? {
         guard isPinned else { return nil }
         let entry = memo[Self.memoIndex(key)]
         guard entry.key == key.bits, entry.container == UInt(bitPattern: container), let registration = entry.registration,
@@ -326,7 +326,7 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
     /// Remembers the transient `registration` found for `key` of `container` (see
     /// ``pinnedTransient(_:of:)``). Between ``beginLookup(container:key:)`` and ``endLookup()``.
     @inline(__always)
-    func remember(_ registration: Unmanaged<Registration>, for key: TypeID, of container: ObjectIdentifier) {
+    func remember(_ registration: Unmanaged<Registration>, for key: AnyType, of container: ObjectIdentifier) {
         memo[Self.memoIndex(key)] = Memo(
             container: UInt(bitPattern: container), key: key.bits, registration: UnsafeRawPointer(registration.toOpaque()),
             changes: _injection_load_u64(changes))
@@ -338,7 +338,7 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
     /// Copying the value under the lock needs no reference count on the registration (only the instance's own),
     /// and unspecialized callers copy it without generic metadata.
     @inline(__always)
-    func beginLookup(container: ObjectIdentifier, key: TypeID) -> Hit? {
+    func beginLookup(container: ObjectIdentifier, key: AnyType) -> Hit? {
         lock.lock()
         guard let index = tableIndex(of: container), let entry = tables[index].find(key.bits) else { return nil }
         let tagged = tables[index].entries[entry].object
@@ -361,7 +361,7 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
                 tables.append(Table(container: UInt(bitPattern: container)))
                 return tables.count - 1
             }()
-            return tables[index].insert(registration.id.bits, tagged).flatMap(retire)
+            return tables[index].insert(registration.type.bits, tagged).flatMap(retire)
         }
     }
 

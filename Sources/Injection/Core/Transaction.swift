@@ -2,11 +2,11 @@
 final class Transaction: @unchecked Sendable {  // `operations` and `isCommitted`: under `lock`.
     enum Operation {
         case reset
-        case register(TypeID, Registration)
+        case register(AnyType, Registration)
         /// Registers only if `current` is then the registration of its key: a handle's change that the
         /// state, not the block, found current when it was recorded.
-        case registerWhileCurrent(TypeID, Registration, current: Registration)
-        case unregister(TypeID)
+        case registerWhileCurrent(AnyType, Registration, current: Registration)
+        case unregister(AnyType)
         case removeAll
     }
 
@@ -62,7 +62,7 @@ final class Transaction: @unchecked Sendable {  // `operations` and `isCommitted
     func record(_ operation: Operation, whileCurrent current: Registration, isCurrentInState: Bool) -> Bool? {
         lock.withLock {
             guard !isCommitted else { return nil }
-            let isCurrent = decision(for: current.id, countingConditional: true).map { $0 === current } ?? isCurrentInState
+            let isCurrent = decision(for: current.type, countingConditional: true).map { $0 === current } ?? isCurrentInState
             if isCurrent { operations.append(operation) }
             return isCurrent
         }
@@ -70,14 +70,14 @@ final class Transaction: @unchecked Sendable {  // `operations` and `isCommitted
 
     /// Whether `key` is registered once the transaction commits, or `nil` if no operation decides it (a
     /// change through a handle does not: the commit makes it only if the handle is current then).
-    func registration(for key: TypeID) -> Bool? {
+    func registration(for key: AnyType) -> Bool? {
         lock.withLock { decision(for: key, countingConditional: false).map { $0 != nil } }
     }
 
     /// What the operations recorded so far leave registered for `key`, from the last one that decides it
     /// (`nil` inside: one that removes it), or `nil` if none does; `countingConditional`: a
     /// `registerWhileCurrent` decides too. Under `lock`.
-    private func decision(for key: TypeID, countingConditional: Bool) -> Registration?? {
+    private func decision(for key: AnyType, countingConditional: Bool) -> Registration?? {
         for operation in operations.reversed() {
             switch operation {
             case .register(key, let registration): return .some(registration)

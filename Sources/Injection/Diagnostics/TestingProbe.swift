@@ -28,7 +28,7 @@
 
     private static func entry(_ type: AnyType, in container: InjectionContainer) -> ThreadCacheEntry {
         guard let state = ThreadState.current?.takeUnretainedValue() else { return .none }
-        let hit = state.beginLookup(container: ObjectIdentifier(container), key: type.id)
+        let hit = state.beginLookup(container: ObjectIdentifier(container), key: type)
         state.endLookup()
         switch hit {
         case .instance?: return .instance
@@ -40,7 +40,7 @@
     /// The object that stands for the registration of `type` in `container` (to watch its lifetime
     /// through a weak reference), or `nil` if `type` is not registered.
     public static func registration(for type: Any.Type, in container: InjectionContainer) -> AnyObject? {
-        container.state.withLock { $0.registrations[AnyType(type).id] }
+        container.state.withLock { $0.registrations[AnyType(type)] }
     }
 
     /// Whether the calling thread has the library's per-thread state (made by its first resolve).
@@ -56,7 +56,7 @@
     /// How many live threads' caches hold an entry for `type` (not a key) of `container`: a thread that
     /// exits stops counting once its state is released.
     public static func threadsCaching(_ type: Any.Type, in container: InjectionContainer) -> Int {
-        ThreadState.threadsCaching(AnyType(type).id, of: ObjectIdentifier(container))
+        ThreadState.threadsCaching(AnyType(type), of: ObjectIdentifier(container))
     }
 
     /// How many threads' states are alive (each is released when its thread exits).
@@ -78,25 +78,25 @@
 
     /// Whether a resolution was told to wait for the build of `type` now in progress in `container`.
     public static func buildHasWaiters(for type: Any.Type, in container: InjectionContainer) -> Bool {
-        container.state.withLock { $0.registrations[AnyType(type).id]?.waitable != nil }
+        container.state.withLock { $0.registrations[AnyType(type)]?.waitable != nil }
     }
 
     /// How many tasks (`resolveAsync`) are suspended waiting for the build of `type` now in progress in
     /// `container`.
     public static func asyncWaiterCount(for type: Any.Type, in container: InjectionContainer) -> Int {
-        container.state.withLock { $0.registrations[AnyType(type).id]?.waitable?.asyncWaiters.count ?? 0 }
+        container.state.withLock { $0.registrations[AnyType(type)]?.waitable?.asyncWaiters.count ?? 0 }
     }
 
     /// Whether a resolution was told to wait for the build of the typed key `key` now in progress in
     /// `container`.
     public static func buildHasWaiters<Key: InjectionKey>(forKey key: Key.Type, in container: InjectionContainer) -> Bool {
-        container.state.withLock { $0.registrations[AnyType(key: key).id]?.waitable != nil }
+        container.state.withLock { $0.registrations[AnyType(key: key)]?.waitable != nil }
     }
 
     /// Whether `container` holds the build closure registered for `Model`: a build, or `buildAsync`, read it
     /// since it was registered.
     public static func holdsBuildClosure<Model: Builder>(for builder: Model.Type, in container: InjectionContainer) -> Bool {
-        container.state.withLock { $0.registrations[AnyType(builder: builder).id]?.hasInstance == true }
+        container.state.withLock { $0.registrations[AnyType(builder: builder)]?.hasInstance == true }
     }
 
     /// How many registrations of `container` a reset visits: those that held an instance or a build
@@ -120,7 +120,7 @@ extension InjectionProbe {
     public struct StateMachine {
         private var state = ContainerState()
         private let made = Made()
-        private var registrations: [TypeID: Registration] {
+        private var registrations: [AnyType: Registration] {
             get { made.registrations }
             nonmutating set { made.registrations = newValue }
         }
@@ -130,7 +130,7 @@ extension InjectionProbe {
         /// holds it back: the container always finishes or abandons its builds, a test need not, so the
         /// driver breaks those cycles when it goes.
         private final class Made {
-            var registrations: [TypeID: Registration] = [:] {
+            var registrations: [AnyType: Registration] = [:] {
                 didSet {
                     for new in registrations.values where all.insert(ObjectIdentifier(new)).inserted { kept.append(new) }
                 }
@@ -203,7 +203,7 @@ extension InjectionProbe {
         /// The registration the state holds for `type` (`nil` if none): each ``register(_:lifetime:isolation:)``
         /// makes a new one.
         public func registration(of type: Any.Type) -> ObjectIdentifier? {
-            state.registrations[AnyType(type).id].map { ObjectIdentifier($0) }
+            state.registrations[AnyType(type)].map { ObjectIdentifier($0) }
         }
 
         /// Registers `type` (a fresh registration each time), as `register` does.
@@ -214,14 +214,14 @@ extension InjectionProbe {
             case .mainActor: Registration(AnyType(type), lifetime: lifetime, file: #fileID, mainActorFactory: { Instance() }, postConstruction: nil)
             case .async: Registration(AnyType(type), lifetime: lifetime, file: #fileID, asyncFactory: { Instance() })
             }
-            registrations[AnyType(type).id] = registration
+            registrations[AnyType(type)] = registration
             lastRegistered = ObjectIdentifier(registration)
-            return Self.changes(state.replace(AnyType(type).id, with: registration) ?? .init())
+            return Self.changes(state.replace(AnyType(type), with: registration) ?? .init())
         }
 
         /// Unregisters `type`.
         public mutating func unregister(_ type: Any.Type) -> Changes {
-            Self.changes(state.replace(AnyType(type).id, with: nil) ?? .init())
+            Self.changes(state.replace(AnyType(type), with: nil) ?? .init())
         }
 
         /// Claims `type`, as a resolve does.
@@ -231,7 +231,7 @@ extension InjectionProbe {
         ) -> Claim {
             let owner = Resolution()  // Kept by the registration it builds, if it builds.
             let claim = state.claim(
-                AnyType(type).id, in: container, isAsync: isAsync, isInChain: isInChain,
+                AnyType(type), in: container, isAsync: isAsync, isInChain: isInChain,
                 isOnMainActor: { onMainActor }, owner: { .passUnretained(owner) })
             switch claim {
             case .cached: return .cached
@@ -254,7 +254,7 @@ extension InjectionProbe {
         public mutating func complete(
             _ type: Any.Type, build: Build?, succeeding: Bool = true, recordedEdges: Bool = true
         ) -> (cached: Bool, wakes: Bool) {
-            let key = AnyType(type).id
+            let key = AnyType(type)
             guard let registration = build?.registration ?? registrations[key] else { return (false, false) }
             let completion = state.complete(
                 registration, owner: build.map { .passUnretained($0.owner) }, epoch: build?.epoch ?? state.epoch,
@@ -264,7 +264,7 @@ extension InjectionProbe {
 
         /// Notes that a thread's cache holds `type`, as the container does when it copies an instance there.
         public mutating func noteInThreadCache(_ type: Any.Type) {
-            if let registration = state.registrations[AnyType(type).id] { state.noteInThreadCaches(registration) }
+            if let registration = state.registrations[AnyType(type)] { state.noteInThreadCaches(registration) }
         }
 
         /// Resets, as `resetCurrentContainer()` does.

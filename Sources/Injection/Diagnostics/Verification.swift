@@ -12,7 +12,7 @@ final class Verification: @unchecked Sendable {  // Its state: under `lock`.
     private var remaining = 0
     private var problems: [InjectionError] = []
     /// Why the build of a key was abandoned (its thread parked), so later resolves fail fast.
-    private var failures: [TypeID: InjectionError] = [:]
+    private var failures: [AnyType: InjectionError] = [:]
     /// Resolves one type, returning its problem or `nil`. (Not a typed-throws closure: storing one needs
     /// that function type's metadata, which only the Swift 6.0 runtime, iOS 18 / macOS 15, can make.)
     private var resolve: (@Sendable (AnyType) -> InjectionError?)?
@@ -33,12 +33,12 @@ final class Verification: @unchecked Sendable {  // Its state: under `lock`.
     }
 
     /// Why resolving `key` in the copy fails at once, if its build was abandoned.
-    func failure(for key: TypeID) -> InjectionError? {
+    func failure(for key: AnyType) -> InjectionError? {
         lock.withLock { failures.isEmpty ? nil : failures[key] }
     }
 
     /// Records that `key`'s build was abandoned with `failure`.
-    func fail(_ key: TypeID, with failure: InjectionError) {
+    func fail(_ key: AnyType, with failure: InjectionError) {
         lock.withLock { failures[key] = failure }
     }
 
