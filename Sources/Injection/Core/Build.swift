@@ -82,10 +82,3 @@ enum WaitGraph {
         return chain[start...].map(\.type)
     }
 }
-
-/// Points where a test acts while a synchronous resolve starts waiting for another's build: before it
-/// joins the wait-for graph and after. Each gets the type being built. Empty outside tests.
-struct WaitHooks: Sendable {
-    var beforeJoining: (@Sendable (AnyType) -> Void)?
-    var afterJoining: (@Sendable (AnyType) -> Void)?
-}
