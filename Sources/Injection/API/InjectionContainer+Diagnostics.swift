@@ -42,8 +42,14 @@ extension InjectionContainer {
         let verification = Verification()
         let copy = InjectionContainer(copying: self, verification: verification)
         // In name order, so the chains reported (and a cycle's starting point) are the same every run.
-        let types = copy.state.withLock { $0.registrations.values }
-            .filter { $0.runsAnywhere && !$0.type.isBuilder }.map(\.type)
+        let types = copy.state.withLock { state in
+            state.registrations.values.filter { registration in
+                // What runs anywhere, synchronously: not a builder, a main-actor or async factory, nor an
+                // `implements` alias of one (which resolves it). An alias whose primary is gone runs, and fails.
+                guard registration.kind == .plain, !registration.type.isBuilder else { return false }
+                return registration.primary.flatMap { state.registrations[$0] }.map { $0.kind == .plain } ?? true
+            }.map(\.type)
+        }
             .map { (String(reflecting: $0.type), $0) }.sorted { $0.0 < $1.0 }.map(\.1)
         let problems = verification.run(types) { type in
             do throws(InjectionError) {
@@ -74,13 +80,11 @@ extension InjectionContainer {
     /// implementation injected in the builds seen so far.
     public func dependencyGraph() -> InjectionGraph {
         // A builder makes a new instance on every build: it shows as `.transient`.
-        let aliases = observations.withLock { $0.aliases }
         let registered = state.withLock { state in
             state.registrations.values.map { registration -> (AnyType, InjectionLifetime) in
                 if registration.type.isBuilder { return (registration.type, .transient) }
                 // An `implements` alias keeps nothing: it shows its primary's lifetime.
-                if let alias = aliases[registration.type], alias.registration === registration,
-                   let primary = state.registrations[alias.primary] {
+                if let primary = registration.primary.flatMap({ state.registrations[$0] }) {
                     return (registration.type, primary.lifetime)
                 }
                 return (registration.type, registration.lifetime)
@@ -137,18 +141,13 @@ extension InjectionContainer {
     }
 
     /// Forgets what was observed of the registrations in `state`, which `removeAll` is about to remove: the
-    /// graph's edges, their `implements` aliases and the types reported stale (an alias recorded in an open
-    /// reset block, not registered yet, stays). Called under the container's lock, which it holds while it
+    /// graph's edges and the types reported stale. Called under the container's lock, which it holds while it
     /// takes the observations lock: no build of a registration made after the removal can record an edge
     /// before this forgets them.
     func forgetObservations(of state: ContainerState) {
-        let removed = Set(state.registrations.values.map(ObjectIdentifier.init))
         observations.withLock { observations in
             observations.edges = []
             observations.reportedStale = []
-            observations.aliases = observations.aliases.filter { _, alias in
-                alias.registration.map { !removed.contains(ObjectIdentifier($0)) } ?? false
-            }
         }
     }
 
@@ -225,11 +224,4 @@ struct Observations {
     var tracksEvictions = _isDebugAssertConfiguration()
     /// The types whose stale dependents were reported: each is reported once.
     var reportedStale: Set<AnyType> = []
-    /// The `implements` aliases, by key: the alias's registration (while it is registered) and its primary.
-    var aliases: [AnyType: Alias] = [:]
-
-    struct Alias {
-        weak var registration: Registration?
-        let primary: AnyType
-    }
 }

@@ -85,18 +85,7 @@ public final class InjectionContainer: @unchecked Sendable {
         defaultLifetime = other.defaultLifetime
         names = TypeNames(state)
         let registrations = other.state.withLock { $0.registrations }
-        let copied = state.withLock { state in
-            state = ContainerState(registrations: registrations)
-            return state.registrations
-        }
-        // The `implements` aliases, for the graph: each that is registered stands for its copy.
-        let aliases = other.observations.withLock { $0.aliases }
-        observations.withLock { observations in
-            for (key, alias) in aliases {
-                guard let registration = alias.registration, registrations[key] === registration else { continue }
-                observations.aliases[key] = Observations.Alias(registration: copied[key], primary: alias.primary)
-            }
-        }
+        state.withLock { $0 = ContainerState(registrations: registrations) }
     }
 
     // MARK: - Registration

@@ -52,25 +52,19 @@ public struct InjectionRegistration<Value>: Sendable {
                 """)
         }
         // The alias resolves the primary through the binding, not a captured container (a copy of the
-        // container resolves its own), so the primary's rules apply to it: a synchronous resolve of it
-        // succeeds wherever the primary's would (a main-actor or async primary once it is built, say), and
-        // fails where the primary's would, naming the primary. An alias of a main-actor or async primary
-        // also has an async form, which `resolveAsync` runs: it resolves the primary with `resolveAsync`,
-        // which hops to the main actor or runs the async factory.
-        var resolveAsync: (@Sendable () async throws -> Other)?
-        if registration.kind != .plain {
-            resolveAsync = { @Sendable () async throws -> Other in
-                upcast(try await InjectionManager.currentContainer.asyncResolve(primary).value(as: Value.self))
-            }
-        }
-        let alias = Registration(AnyType(other), lifetime: .transient, file: file, factory: {
+        // container resolves its own), so the rules of whatever is registered for the primary when it runs
+        // apply: a synchronous resolve of the alias succeeds wherever the primary's would (a main-actor or
+        // async primary once it is built, say), and fails where the primary's would, naming the primary;
+        // `resolveAsync` of the alias runs its async form, which hops or awaits as the primary's does.
+        let alias = Registration(alias: AnyType(other), of: primary, file: file, factory: {
             upcast(try InjectionManager.resolveInCurrent(primary, as: Value.self, caller: nil))
-        }, postConstruction: nil, asyncForm: resolveAsync)
+        }, asyncForm: {
+            upcast(try await InjectionManager.currentContainer.asyncResolve(primary).value(as: Value.self))
+        })
         guard container.register(alias, whileCurrent: registration) else {
             container.reportStaleHandle(of: primary, call: ".implements(\(TypeNames.literal(other, named: container.names.name(of: other))).self) { ... }")
             return self
         }
-        container.observations.withLock { $0.aliases[alias.type] = Observations.Alias(registration: alias, primary: primary) }
         return self
     }
 

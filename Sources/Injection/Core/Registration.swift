@@ -202,8 +202,7 @@ final class Registration: @unchecked Sendable {
     /// Where a factory may run.
     enum Kind: UInt8 {
         /// Wherever it is resolved: the factory is a `@Sendable () throws -> Value`, kept as its words.
-        /// ``Rare/held``, if there is one, is a ``MakeAsync`` that `resolveAsync` runs instead (see
-        /// ``hasAsyncForm``).
+        /// An `implements` alias's ``Rare/held`` is a ``MakeAsync`` that `resolveAsync` runs instead.
         case plain
         /// Only on the main actor: claiming it off the main actor fails or hops first. ``Rare/held`` is a
         /// ``Make``.
@@ -222,18 +221,24 @@ final class Registration: @unchecked Sendable {
         /// A plain factory's closure as its two words, a function and its context (retained here; see
         /// ``typedFactory(as:)``); else `nil`s.
         let plain: (function: UnsafeRawPointer?, context: UnsafeRawPointer?)
-        /// A main-actor factory's ``Make``, or an async factory's ``MakeAsync``, or a plain factory's
-        /// async form (a ``MakeAsync``).
+        /// A main-actor factory's ``Make``, or an async factory's ``MakeAsync``, or an alias's async form
+        /// (a ``MakeAsync``).
         let held: Any?
         let postConstruct: PostConstruct?
         /// `nil`: the requested type.
         let valueType: Any.Type?
+        /// An `implements` alias's primary: the type it resolves.
+        let primary: AnyType?
 
-        init(_ plain: (UnsafeRawPointer?, UnsafeRawPointer?), _ held: Any?, _ postConstruct: PostConstruct?, _ valueType: Any.Type?) {
+        init(
+            _ plain: (UnsafeRawPointer?, UnsafeRawPointer?), _ held: Any?, _ postConstruct: PostConstruct?, _ valueType: Any.Type?,
+            primary: AnyType? = nil
+        ) {
             self.plain = plain
             self.held = held
             self.postConstruct = postConstruct
             self.valueType = valueType
+            self.primary = primary
             if let context = plain.1 { _ = Unmanaged<AnyObject>.fromOpaque(context).retain() }
         }
 
@@ -644,27 +649,35 @@ final class Registration: @unchecked Sendable {
     ///
     /// Never specialized: the closure's words must have the same (generic) representation here as where
     /// ``typedFactory(as:)`` reads them.
-    ///
-    /// `asyncForm`, if given, is what `resolveAsync` runs instead: an `implements` alias of a main-actor or
-    /// async registration resolves its primary synchronously in `factory` and asynchronously there, so that
-    /// it follows its primary's rules either way.
     @_semantics("optimize.sil.specialize.generic.never")
     convenience init<Value>(
         _ type: AnyType, lifetime: InjectionLifetime, file: StaticString, factory: @escaping @Sendable () throws -> Value,
-        postConstruction: (@Sendable (Value) throws -> Void)?, ownsInstances: Bool = true,
-        asyncForm: (@Sendable () async throws -> Value)? = nil
+        postConstruction: (@Sendable (Value) throws -> Void)?, ownsInstances: Bool = true
     ) {
         let words = unsafeBitCast(factory, to: (UnsafeRawPointer?, UnsafeRawPointer?).self)
         let traits = Self.traits(.plain, lifetime, Value.self, ownsInstances: ownsInstances)
-        if words.1 == nil && postConstruction == nil && asyncForm == nil && Value.self == type.type {
+        if words.1 == nil && postConstruction == nil && Value.self == type.type {
             self.init(type, lifetime, Self.start(of: file), traits: traits, function: words.0)
         } else {
             let otherValueType: Any.Type? = Value.self == type.type ? nil : Value.self
-            var makeAsync: MakeAsync?
-            if let asyncForm { makeAsync = { @Sendable () async throws -> Box in Box.make(try await asyncForm()) } }
             self.init(type, lifetime, Self.start(of: file), traits: traits,
-                      rare: Rare(words, makeAsync, Self.postConstruct(postConstruction), otherValueType))
+                      rare: Rare(words, nil, Self.postConstruct(postConstruction), otherValueType))
         }
+    }
+
+    /// An `implements` alias of `primary`: a transient whose `factory` resolves `primary` (whatever is
+    /// registered for it when it runs) and upcasts, and whose `asyncForm` does the same with `resolveAsync`,
+    /// which runs it instead. Either way the alias follows its primary's rules.
+    @_semantics("optimize.sil.specialize.generic.never")
+    convenience init<Value>(
+        alias type: AnyType, of primary: AnyType, file: StaticString, factory: @escaping @Sendable () throws -> Value,
+        asyncForm: @escaping @Sendable () async throws -> Value
+    ) {
+        let words = unsafeBitCast(factory, to: (UnsafeRawPointer?, UnsafeRawPointer?).self)
+        let makeAsync: MakeAsync = { Box.make(try await asyncForm()) }
+        let otherValueType: Any.Type? = Value.self == type.type ? nil : Value.self
+        self.init(type, .transient, Self.start(of: file), traits: Self.traits(.plain, .transient, Value.self, ownsInstances: true),
+                  rare: Rare(words, makeAsync, nil, otherValueType, primary: primary))
     }
 
     /// A synchronous factory isolated to the main actor: runs right away on the main thread, refuses
@@ -698,7 +711,7 @@ final class Registration: @unchecked Sendable {
         guard !ownsInstances, rare.postConstruct != nil else {  // Immutable: the copies share it.
             return Registration(type, lifetime, fileStart, traits: traits, rare: rare)
         }
-        return Registration(type, lifetime, fileStart, traits: traits, rare: Rare(rare.plain, rare.held, nil, rare.valueType))
+        return Registration(type, lifetime, fileStart, traits: traits, rare: Rare(rare.plain, rare.held, nil, rare.valueType, primary: rare.primary))
     }
 
     /// The same registration with `postConstruction` run after the ones it has, with nothing built.
@@ -713,7 +726,7 @@ final class Registration: @unchecked Sendable {
         } else {
             chained = added
         }
-        return Registration(type, lifetime, fileStart, traits: traits, rare: Rare(plainWords, rare?.held, chained, rare?.valueType))
+        return Registration(type, lifetime, fileStart, traits: traits, rare: Rare(plainWords, rare?.held, chained, rare?.valueType, primary: rare?.primary))
     }
 
     private static func start(of file: StaticString) -> UnsafePointer<UInt8>? {
@@ -736,11 +749,11 @@ final class Registration: @unchecked Sendable {
     @inline(__always) var isMainActor: Bool { kind == .mainActor }
     @inline(__always) var isAsync: Bool { kind == .async }
 
-    /// Whether `resolveAsync` runs ``makeBoxAsync()``: an async factory, or a plain one with an async form.
-    var hasAsyncForm: Bool { kind == .async || (kind == .plain && rare?.held != nil) }
+    /// Whether `resolveAsync` runs ``makeBoxAsync()``: an async factory, or an alias's async form.
+    var hasAsyncForm: Bool { kind == .async || primary != nil }
 
-    /// Whether the factory runs anywhere and has no async form: what `verify()` runs.
-    var runsAnywhere: Bool { kind == .plain && rare?.held == nil }
+    /// The type an `implements` alias resolves, or `nil` if this is no alias.
+    var primary: AnyType? { rare?.primary }
 
     /// Runs a synchronous factory (a main-actor one only on the main actor) and boxes its value, in
     /// `thread`'s spare box if it has one when the factory returns (one that nested builds left).
