@@ -13,10 +13,12 @@ private final class NeedsUnregistered: Sendable {
     init(_ dependency: Unregistered) {}
 }
 
-/// Two types that share the short name `Ledger`.
+/// Two types that share the short name `Ledger`, told apart by the types they are nested in.
 private enum Payments { final class Ledger: Sendable {} }
 private enum Accounting { final class Ledger: Sendable {} }
 private final class Delta: Sendable {}
+/// Written `Locale` in this file, as Foundation's is everywhere else: told apart by their modules.
+private struct Locale: Sendable {}
 
 @Suite("Type names")
 struct TypeNameTests {
@@ -48,12 +50,16 @@ struct TypeNameTests {
         #expect(message.contains("Unregistered is private"), "\(message)")
     }
 
-    @Test("types that share a short name are qualified by module in messages", .isolatedInjection)
+    @Test("types written alike are qualified by module in messages; nested types are named with the types they are in", .isolatedInjection)
     func ambiguousNamesAreQualified() {
         InjectionManager.register(Payments.Ledger.self) { Payments.Ledger() }
-        let error = #expect(throws: InjectionError.self) { try InjectionManager.resolve(Accounting.Ledger.self) }
-        #expect(error?.typeName.hasSuffix("Accounting.Ledger") == true)
-        #expect(error?.typeName.hasPrefix("InjectionTests.") == true)
+        let nested = #expect(throws: InjectionError.self) { try InjectionManager.resolve(Accounting.Ledger.self) }
+        #expect(nested?.typeName == "Accounting.Ledger")
+        #expect(nested?.description.contains("InjectionManager.register(Accounting.Ledger.self) { ... }") == true)
+        InjectionManager.register(Locale.self) { Locale() }
+        let error = #expect(throws: InjectionError.self) { try InjectionManager.resolve(Foundation.Locale.self) }
+        // Qualified by the module that defines it: Foundation on Apple platforms, FoundationEssentials on Linux.
+        #expect(error.map { $0.typeName.hasSuffix("Foundation.Locale") || $0.typeName == "FoundationEssentials.Locale" } == true)
         let unique = #expect(throws: InjectionError.self) { try InjectionManager.resolve(Delta.self) }
         #expect(unique?.typeName == "Delta")
     }

@@ -243,7 +243,7 @@ extension InjectionError {
     }
 
     static func containerReleased(_ type: AnyType, handle: String = "InjectLazy") -> InjectionError {
-        let name = TypeNames.readable(String(describing: type.type))
+        let name = TypeNames.written(type.type)
         return InjectionError(
             kind: .containerReleased, typeName: name, chain: [name],
             description: """

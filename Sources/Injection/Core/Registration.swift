@@ -623,7 +623,7 @@ final class Registration: @unchecked Sendable {
     /// Traps: `type` cannot be registered (see ``Instance/hasUnreliableLayout(_:)``).
     @inline(never)
     private static func refuse(_ type: Any.Type) -> Never {
-        let name = TypeNames.literal(type, named: String(describing: type))
+        let name = TypeNames.literal(type, named: TypeNames.written(type))
         preconditionFailure("""
             Injection: \(name) cannot be registered: it is an Error existential constrained to a class, whose size \
             Swift 6.3's compiler and runtime disagree on, so no container can store it safely. Register a protocol \

@@ -1,6 +1,6 @@
 /// Readable type names for one container's messages and graph.
 ///
-/// A name is the one a user writes (`API`, `(String) -> Detail`), qualified by its module
+/// A name is the one a user writes (`API`, `Profile.Service`, `(String) -> Detail`), qualified by its module
 /// (`Payments.API`) only when another type registered in the same container has the same short
 /// name. A `private` or `fileprivate` type, which the runtime places in an "unknown context at $address",
 /// is named without that address; if it still shares its name with another registered type, the file
@@ -31,7 +31,7 @@ final class TypeNames: @unchecked Sendable {  // `cache`: under `lock`.
 
     /// The readable name of `type`.
     func name(of type: Any.Type) -> String {
-        let short = Self.readable(String(describing: type)), qualified = Self.readable(String(reflecting: type))
+        let short = Self.written(type), qualified = Self.readable(String(reflecting: type))
         let cache = current()
         let others = cache.qualifiedNames[short] ?? [], file = cache.files[ObjectIdentifier(type)]
         // Another type with the same readable qualified name: two private types, in different files.
@@ -52,7 +52,7 @@ final class TypeNames: @unchecked Sendable {  // `cache`: under `lock`.
         for registration in registrations ?? [] {
             // A class registered both as itself and as a key is one type.
             guard files.updateValue(registration.file, forKey: ObjectIdentifier(registration.type.type)) == nil else { continue }
-            names[Self.readable(String(describing: registration.type.type)), default: []]
+            names[Self.written(registration.type.type), default: []]
                 .append(Self.readable(String(reflecting: registration.type.type)))
         }
         let fresh = Cache(generation: generation, qualifiedNames: names, files: files)
@@ -63,6 +63,37 @@ final class TypeNames: @unchecked Sendable {  // `cache`: under `lock`.
     /// Whether `type` is `private` or `fileprivate` (or local), so its name can be written only where it is declared.
     static func isPrivate(_ type: Any.Type) -> Bool {
         readable(String(reflecting: type)).utf8.count != String(reflecting: type).utf8.count
+    }
+
+    /// `type` as code outside its module writes it: its qualified name (``readable(_:)``) with each type's
+    /// module left out, and the types it is nested in kept (`Profile.Service`, where the runtime's short name
+    /// is `Service`, which does not compile outside `Profile`).
+    static func written(_ type: Any.Type) -> String {
+        // Each run of identifiers joined by dots names a type from its module on (`App.Profile.Service`,
+        // `Swift.Int`); a run that starts with a dot continues the one before a generic's arguments
+        // (`App.Outer<Swift.Int>.Inner`), and one without a dot is a word (`throws`, a tuple label).
+        var written: [UInt8] = []
+        var run: [UInt8] = []
+        func endRun() {
+            if run.first != UInt8(ascii: "."), let dot = run.firstIndex(of: UInt8(ascii: ".")) {
+                written += run[(dot + 1)...]
+            } else {
+                written += run
+            }
+            run = []
+        }
+        for byte in readable(String(reflecting: type)).utf8 {
+            let isWord = byte >= 0x80 || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "$")
+                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z"))
+            if isWord {
+                run.append(byte)
+            } else {
+                endRun()
+                written.append(byte)
+            }
+        }
+        endRun()
+        return String(decoding: written, as: UTF8.self)
     }
 
     /// `name` without the runtime's "(unknown context at $…)." segments, which name an address, not a place.
