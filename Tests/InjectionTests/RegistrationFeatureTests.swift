@@ -51,6 +51,26 @@ private final class CountedBuild: Sendable {
     init(_ builds: Counter) { builds.increment() }
 }
 
+private protocol AdvFScreen: AnyObject, Sendable {}
+@MainActor private final class AdvFMainScreen: AdvFScreen {}
+private final class AdvFPlainScreen: AdvFScreen {}
+private protocol AdvFStore: AnyObject, Sendable {}
+private final class AdvFStoreImpl: AdvFStore {}
+
+private func resolveAsyncOffMainActor<T>(_ container: InjectionContainer, _ type: T.Type) async -> Result<T, InjectionError> {
+    let unchecked = await Task.detached { () -> UncheckedResult in
+        do throws(InjectionError) { return UncheckedResult(.success(try await container.resolveAsync(type))) } catch {
+            return UncheckedResult(.failure(error))
+        }
+    }.value
+    return unchecked.result.map { $0 as! T }
+}
+
+private struct UncheckedResult: @unchecked Sendable {
+    let result: Result<Any, InjectionError>
+    init(_ result: Result<Any, InjectionError>) { self.result = result }
+}
+
 @Suite("Registration features")
 struct RegistrationFeatureTests {
     @Test("implements: one instance under several protocols, in one scope, evicted once by a reset")
@@ -374,6 +394,58 @@ struct RegistrationFeatureTests {
         } catch {
             Issue.record("a non-nil optional class instance with .weak failed: \(error)")
         }
+    }
+
+    // GettingStarted.md ("More ways to register"): "The other type resolves wherever the registered one does,
+    // because it resolves the registered one. ... `resolveAsync` of it hops to the main actor or runs the async
+    // factory, as `resolveAsync` of the registered type does." Whatever is registered for the type when the alias
+    // is resolved decides, not the registration `implements` was called on.
+    @Test("implements: resolveAsync of an alias runs the async factory, as resolveAsync of its primary does, after the primary is registered again with an async factory")
+    func aliasFollowsPrimaryReRegisteredAsync() async {
+        let container = InjectionContainer()
+        container.register(AdvFStoreImpl.self) { AdvFStoreImpl() }.implements((any AdvFStore).self) { $0 }
+        container.register(AdvFStoreImpl.self) { () async -> AdvFStoreImpl in AdvFStoreImpl() }  // e.g. a test's fake
+        let primary = await resolveAsyncOffMainActor(container, AdvFStoreImpl.self)
+        #expect(throws: Never.self, "resolveAsync of the primary") { try primary.get() }
+        container.resetCurrentContainer()
+        let alias = await resolveAsyncOffMainActor(container, (any AdvFStore).self)
+        #expect(throws: Never.self, "resolveAsync of the alias") { try alias.get() }
+    }
+
+    @Test("implements: resolveAsync of an alias hops to the main actor, as resolveAsync of its primary does, after the primary is registered again with isolation: MainActor")
+    func aliasFollowsPrimaryReRegisteredAsMainActor() async {
+        let container = InjectionContainer()
+        container.register(AdvFPlainScreen.self) { AdvFPlainScreen() }.implements((any AdvFScreen).self) { $0 }
+        container.register(AdvFPlainScreen.self, isolation: MainActor.shared) { AdvFPlainScreen() }
+        let primary = await resolveAsyncOffMainActor(container, AdvFPlainScreen.self)
+        #expect(throws: Never.self, "resolveAsync of the primary off the main actor") { try primary.get() }
+        container.resetCurrentContainer()
+        let alias = await resolveAsyncOffMainActor(container, (any AdvFScreen).self)
+        #expect(throws: Never.self, "resolveAsync of the alias off the main actor") { try alias.get() }
+    }
+
+    // InjectionContainer.verify(): "Each missing registration is reported once, with the chain that needed
+    // it"; Diagnostics.md: `try InjectionManager.verify()` "checks every registration at once". verify() does not
+    // run an alias of a main-actor or async type, but once that type is gone every resolve of the alias fails
+    // with notRegistered, which verify() reports.
+    @Test("verify() reports an alias whose main-actor or async primary was unregistered, as it does for a plain primary's alias")
+    func verifyReportsAliasOfMissingPrimary() async {
+        let plain = InjectionContainer()
+        plain.register(AdvFStoreImpl.self) { AdvFStoreImpl() }.implements((any AdvFStore).self) { $0 }
+        plain.unregister(AdvFStoreImpl.self)
+        #expect(throws: InjectionError.self, "plain primary: verify() reports the alias") { try plain.verify() }
+
+        let main = InjectionContainer()
+        main.register(AdvFMainScreen.self, isolation: MainActor.shared) { AdvFMainScreen() }.implements((any AdvFScreen).self) { $0 }
+        main.unregister(AdvFMainScreen.self)
+        let viaAlias = await resolveAsyncOffMainActor(main, (any AdvFScreen).self)
+        #expect((try? viaAlias.get()) == nil, "every resolve of the alias fails: notRegistered")
+        #expect(throws: InjectionError.self, "main-actor primary: verify() reports the alias") { try main.verify() }
+
+        let async = InjectionContainer()
+        async.register(AdvFStoreImpl.self) { () async -> AdvFStoreImpl in AdvFStoreImpl() }.implements((any AdvFStore).self) { $0 }
+        async.unregister(AdvFStoreImpl.self)
+        #expect(throws: InjectionError.self, "async primary: verify() reports the alias") { try async.verify() }
     }
 }
 

@@ -20,6 +20,11 @@ private final class Delta: Sendable {}
 /// Written `Locale` in this file, as Foundation's is everywhere else: told apart by their modules.
 private struct Locale: Sendable {}
 
+/// An internal type nested in another, as feature code often declares them (`Profile.Service`).
+private enum AdvFNamespace {
+    final class Service: Sendable {}
+}
+
 @Suite("Type names")
 struct TypeNameTests {
     @Test("two private types with one name get readable, distinct names, with no addresses")
@@ -62,5 +67,21 @@ struct TypeNameTests {
         #expect(error.map { $0.typeName.hasSuffix("Foundation.Locale") || $0.typeName == "FoundationEssentials.Locale" } == true)
         let unique = #expect(throws: InjectionError.self) { try InjectionManager.resolve(Delta.self) }
         #expect(unique?.typeName == "Delta")
+    }
+
+    // Diagnostics.md: "Every message starts with `Injection:`, names the type as you write it in code (`API`,
+    // not `any API` or a mangled name), ... and ends with what to change." TypeNames: "A name is the one a
+    // user writes". A nested type is written `AdvFNamespace.Service`; the message says `Service`, and its fix,
+    // `InjectionManager.register(Service.self) { ... }`, does not compile outside `AdvFNamespace`.
+    @Test("a missing nested type is named as written in code, and the suggested register line compiles")
+    func nestedTypeNamedAsWritten() {
+        let container = InjectionContainer()
+        do throws(InjectionError) {
+            _ = try container.resolve(AdvFNamespace.Service.self)
+            Issue.record("resolved an unregistered type")
+        } catch {
+            #expect(error.typeName == "AdvFNamespace.Service")
+            #expect(error.description.contains("InjectionManager.register(AdvFNamespace.Service.self) { ... }"), "\(error)")
+        }
     }
 }
