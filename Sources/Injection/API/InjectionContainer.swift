@@ -365,9 +365,8 @@ public final class InjectionContainer: @unchecked Sendable {
     }
 
     func isRegistered(_ requested: AnyType) -> Bool {
-        let key = requested
-        if let transaction = openTransaction(), let decided = transaction.registration(for: key) { return decided }
-        return state.withLock { $0.registrations[key] != nil }
+        if let transaction = openTransaction(), let decided = transaction.registration(for: requested) { return decided }
+        return state.withLock { $0.registrations[requested] != nil }
     }
 
     /// Registers `registration`, in the open reset block if there is one. With `current`, a change through

@@ -24,13 +24,12 @@ extension InjectionContainer {
     ) throws(InjectionError) -> Value {
         if let binding, binding.frame != nil || binding.transaction != nil { try observe(requested, in: binding) }
         guard let thread else { return try Box.take(resolveSlowly(requested, binding: binding, caller: caller), as: Value.self, keepingIn: nil) }
-        let key = requested
-        if let registration = thread._withUnsafeGuaranteedRef({ $0.pinnedTransient(key, of: ObjectIdentifier(self)) }),
-           binding?.frame?.contains(key, in: ObjectIdentifier(self)) != true {
+        if let registration = thread._withUnsafeGuaranteedRef({ $0.pinnedTransient(requested, of: ObjectIdentifier(self)) }),
+           binding?.frame?.contains(requested, in: ObjectIdentifier(self)) != true {
             // A transient inside a transient's factory, found again without the lock (see there).
             return try runTransient(registration, as: Value.self, binding: binding, thread: thread)
         }
-        switch thread._withUnsafeGuaranteedRef({ $0.beginLookup(container: ObjectIdentifier(self), key: key) }) {
+        switch thread._withUnsafeGuaranteedRef({ $0.beginLookup(container: ObjectIdentifier(self), key: requested) }) {
         case .instance(let registration)?:
             let value = registration._withUnsafeGuaranteedRef { $0.instance(as: Value.self) }
             thread._withUnsafeGuaranteedRef { $0.endLookup() }
@@ -39,10 +38,10 @@ extension InjectionContainer {
             // Not retained: the outermost transient pins the cache, so no registration in it is released
             // (even if evicted) until that transient is done.
             let pins = thread._withUnsafeGuaranteedRef { $0.pinLocked() }
-            thread._withUnsafeGuaranteedRef { $0.remember(registration, for: key, of: ObjectIdentifier(self)) }
+            thread._withUnsafeGuaranteedRef { $0.remember(registration, for: requested, of: ObjectIdentifier(self)) }
             thread._withUnsafeGuaranteedRef { $0.endLookup() }
             defer { if pins { _ = thread._withUnsafeGuaranteedRef { $0.unpin() } } }
-            if binding?.frame?.contains(key, in: ObjectIdentifier(self)) == true {
+            if binding?.frame?.contains(requested, in: ObjectIdentifier(self)) == true {
                 // A cycle through a transient: the slow path reports it.
                 return try Box.take(resolveSlowly(requested, binding: binding, caller: caller), as: Value.self, keepingIn: thread)
             }
@@ -134,16 +133,16 @@ extension InjectionContainer {
         thread: ThreadState, caches: Bool, isOnMainActor: () -> Bool
     ) throws(InjectionError) -> Box {
         try checkStack(thread.stackLimit, resolving: requested, parent: parent)
-        let key = requested, id = ObjectIdentifier(self)
-        let isInChain = parent?.contains(key, in: id) ?? false
+        let id = ObjectIdentifier(self)
+        let isInChain = parent?.contains(requested, in: id) ?? false
         while true {
-            if let failure = verification?.failure(for: key) { throw failure }
+            if let failure = verification?.failure(for: requested) { throw failure }
             var newResolution: Resolution?
             var replaced: AnyObject?  // Released after unlocking.
             defer { _ = replaced }
             let claim = state.withLock { state in
                 let claim = state.claim(
-                    key, in: id, isAsync: false, isInChain: isInChain,
+                    requested, in: id, isAsync: false, isInChain: isInChain,
                     isOnMainActor: isOnMainActor
                 ) {
                     if let parent, !startsResolution { return .passUnretained(parent.resolution) }  // Its root keeps it.
@@ -360,17 +359,17 @@ extension InjectionContainer {
         let transaction = binding?.transaction
         // A task started inside `resetCurrentContainer { }` that resolves while the block is open.
         if let transaction { try refuseInsideReset(requested, transaction, chain: parent) }
-        let id = ObjectIdentifier(self), key = requested
+        let id = ObjectIdentifier(self)
         if let parent, parent.container == id {
             // Async factories may resolve from several child tasks at once: recorded under the lock.
             record(InjectionGraph._Edge(from: parent.type, to: requested))
         }
-        let isInChain = parent?.contains(key, in: id) ?? false
+        let isInChain = parent?.contains(requested, in: id) ?? false
         while true {
-            if let failure = verification?.failure(for: key) { throw failure }
+            if let failure = verification?.failure(for: requested) { throw failure }
             let owner = Resolution()  // Async builds start resolutions of their own.
             let claim = state.withLock { state in
-                state.claim(key, in: id, isAsync: true, isInChain: isInChain, isOnMainActor: { false }) { .passUnretained(owner) }
+                state.claim(requested, in: id, isAsync: true, isInChain: isInChain, isOnMainActor: { false }) { .passUnretained(owner) }
             }
             switch claim {
             case .cached(let instance, _):
