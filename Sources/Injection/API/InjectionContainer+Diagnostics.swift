@@ -22,7 +22,8 @@ extension InjectionContainer {
     /// implementations inject are registrations like any other, and are verified as such.
     ///
     /// `async` and main-actor factories are not run (they need `await` or the main actor, which
-    /// verification's threads cannot offer); a synchronous factory that needs one of them is reported
+    /// verification's threads cannot offer), nor an `implements` alias of one while that type is
+    /// registered; a synchronous factory that needs one of them is reported
     /// (``InjectionError/Kind/asyncFactory``, ``InjectionError/Kind/wrongIsolation``), as it would fail
     /// at run time off the main actor or before the type is prepared.
     ///
