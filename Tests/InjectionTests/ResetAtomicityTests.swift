@@ -52,6 +52,29 @@ private final class BuildLog: @unchecked Sendable {
     var total: Int { lock.withLock { counts.values.reduce(0, +) } }
 }
 
+private final class R2Late: Sendable {
+    let tag: String
+    init(_ tag: String) { self.tag = tag }
+}
+private struct R2Failure: Error {}
+
+/// Runs `outerBlock` on a thread of its own (so no test blocks the cooperative pool), inside
+/// `container.resetCurrentContainer { }`; `outerBlock` returns the task it started, which this hands back
+/// once the block has returned. `afterCommit` runs on that thread right after the outer block returned.
+private func runOuterBlock(
+    of container: InjectionContainer, afterCommit: @escaping @Sendable () -> Void,
+    _ outerBlock: @escaping @Sendable () -> Task<Void, Never>
+) async -> Task<Void, Never>? {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Task<Void, Never>?, Never>) in
+        onThread {
+            var started: Task<Void, Never>?
+            container.resetCurrentContainer { started = outerBlock() }
+            afterCommit()
+            continuation.resume(returning: started)
+        }
+    }
+}
+
 @Suite("Reset atomicity")
 struct ResetAtomicityTests {
     @Test("a nested block that throws leaves no trace when the outer block commits")
@@ -381,5 +404,84 @@ struct ResetBlockTests {
         }
         #expect(Inject(Session.self).user == "inner")
         #expect(InjectionManager.isRegistered((any API).self))
+    }
+
+    // LifetimesAndSessions.md: "If the block throws, nothing is applied: not the registrations, and not the
+    // reset." Concurrency.md: "A reset block is atomic however it is reached: a nested block that throws
+    // leaves no trace".
+    @Test("a resetCurrentContainer { } that throws applies nothing, also when it runs in a task started inside another block of the same container")
+    func throwingBlockInTaskStartedInsideABlockAppliesNothing() async {
+        let container = InjectionContainer()
+        let entered = Gate(), outerCommitted = Gate()
+        let task = await runOuterBlock(of: container, afterCommit: { outerCommitted.open() }) {
+            let task = Task {
+                do {
+                    try container.resetCurrentContainer { () throws(R2Failure) -> Void in
+                        entered.open()
+                        _ = outerCommitted.wait()  // The outer block returns while this one is open.
+                        container.register(R2Late.self) { R2Late("registered by a block that threw") }
+                        throw R2Failure()
+                    }
+                } catch {}
+            }
+            _ = entered.wait()
+            return task
+        }
+        await task?.value
+        #expect(!container.isRegistered(R2Late.self), "the block threw, yet its registration was applied")
+    }
+
+    // LifetimesAndSessions.md: "The register and unregister calls that the block makes on the container being
+    // reset are collected. When the block returns, they are applied together with the reset ... Until the
+    // block returns, other threads keep resolving from the previous scope."
+    @Test("other threads see a reset block's registrations only once it returns, also when it runs in a task started inside another block of the same container")
+    func blockInTaskStartedInsideABlockAppliesItsRegistrationsOnlyWhenItReturns() async {
+        let container = InjectionContainer()
+        container.register(R2Late.self) { R2Late("before the block") }
+        let entered = Gate(), outerCommitted = Gate()
+        let seenWhileOpen = Collector<String>()
+        let task = await runOuterBlock(of: container, afterCommit: { outerCommitted.open() }) {
+            let task = Task {
+                container.resetCurrentContainer {
+                    entered.open()
+                    _ = outerCommitted.wait()  // The outer block returns while this one is open.
+                    container.register(R2Late.self) { R2Late("registered by the block") }
+                    // Another thread resolves while this block is still open.
+                    let done = Gate()
+                    onThread {
+                        seenWhileOpen.append((try? container.resolve(R2Late.self))?.tag ?? "an error")
+                        done.open()
+                    }
+                    _ = done.wait()
+                }
+            }
+            _ = entered.wait()
+            return task
+        }
+        await task?.value
+        #expect(seenWhileOpen.values == ["before the block"], "another thread saw the registration of a block that had not returned")
+        #expect((try? container.resolve(R2Late.self))?.tag == "registered by the block")
+    }
+
+    @Test("a block nested in a block on a thread new to the library joins it: what it registers lands with the outer block")
+    func nestedBlockOnAFreshThreadJoinsTheOuterOne() {
+        let container = InjectionContainer()
+        let seenBetween = Collector<Bool>(), done = Gate()
+        onThread {  // A thread that has never used the library: its state is made inside the outer block.
+            container.resetCurrentContainer {
+                container.resetCurrentContainer { container.register(R2Late.self) { R2Late("nested") } }
+                // The nested block returned, the outer one has not: no other thread may see its registration yet.
+                let checked = Gate()
+                onThread {
+                    seenBetween.append(container.isRegistered(R2Late.self))
+                    checked.open()
+                }
+                _ = checked.wait()
+            }
+            done.open()
+        }
+        #expect(done.wait())
+        #expect(seenBetween.values == [false], "the nested block landed before the block around it returned")
+        #expect(container.isRegistered(R2Late.self))
     }
 }

@@ -95,4 +95,21 @@ struct TrapTests {
         #expect(output.contains("InjectionManager.register(StaleUserSession.self) { ... }"))
         #expect(output.contains(".isolatedInjection(startingWith:)"))
     }
+
+    // Testing.md, "A trap names the test": "When Inject() traps inside a test running under .isolatedInjection
+    // or InjectionTestCase, the message says which test was running", also inside a container the test binds.
+    @Test("a trap inside a test under .isolatedInjection names the test, also inside a container the test binds itself")
+    func trapInsideAContainerTheTestBindsNamesTheTest() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let testContainer = InjectionContainer(copying: InjectionManager.sharedContainer, testName: "\"the nested test\"")
+            InjectionManager.withContainer(testContainer) {
+                InjectionManager.withContainer(InjectionContainer()) {
+                    _ = Inject(StaleUserSession.self)
+                }
+            }
+        }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("Injection: no registration for StaleUserSession."), "\(output)")
+        #expect(output.contains("This happened in the test \"the nested test\"."), "\(output)")
+    }
 }

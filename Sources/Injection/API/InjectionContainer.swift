@@ -289,11 +289,13 @@ public final class InjectionContainer: @unchecked Sendable {
     /// `register` and `unregister` calls inside `body` (on this container, from this task and its child
     /// tasks) are collected and applied together with the reset when `body` returns, so no resolve on
     /// any thread sees the reset without the new registrations. If `body` throws, nothing is applied.
+    /// A block nested in `body` joins it (if the nested one throws, nothing of it is applied); one in a
+    /// task started inside `body`, which may outlive it, is applied on its own when it returns.
     ///
     /// > Warning: Resolving from this container inside `body` fails with
     /// > ``InjectionError/Kind/resolvedDuringReset``: the new scope does not exist until `body` returns.
     public func resetCurrentContainer<Failure: Error>(_ body: () throws(Failure) -> Void) throws(Failure) {
-        if let transaction = openTransaction(), let mark = transaction.mark(), transaction.record(.reset) {
+        if let transaction = openTransaction(), transaction.isRunningHere, let mark = transaction.mark(), transaction.record(.reset) {
             // Nested: the outer block commits everything, or, if this one throws, nothing of this one.
             do {
                 try body()

@@ -44,7 +44,7 @@ public enum InjectionManager {
         if let container, let verification = container.verification {
             verification.park(error, container: container, frame: Binding.current(ThreadState.current)?.frame)
         }
-        guard let test = container?.testName else { fatalError(error.description, file: file, line: line) }
+        guard let test = container?.testName ?? TaskBinding.current?.testName else { fatalError(error.description, file: file, line: line) }
         let sentence = error.description.hasSuffix(".") || error.description.hasSuffix(")") ? "" : "."
         var message = error.description + sentence + " This happened in the test \(test)."
         if error.kind == .notRegistered {

@@ -76,11 +76,15 @@ final class TaskBinding: Sendable {
     let container: InjectionContainer
     let frame: HeapFrame?
     let transaction: Transaction?
+    /// The test this runs in (`InjectionTesting`'s isolation), which a trap names: the container's, else
+    /// the one of the binding this one was made inside, so that a container a test binds itself keeps it.
+    let testName: String?
 
     init(container: InjectionContainer, frame: HeapFrame?, transaction: Transaction?) {
         self.container = container
         self.frame = frame
         self.transaction = transaction
+        testName = container.testName ?? (_injection_context_count() == 0 ? nil : TaskBinding.current?.testName)
         _injection_context_count_add(1)
     }
 

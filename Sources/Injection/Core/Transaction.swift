@@ -14,6 +14,8 @@ final class Transaction: @unchecked Sendable {  // `operations` and `isCommitted
     /// The transaction that was open where this one's block began (of another container, or none): a
     /// block stays inside every block around it, whatever factories run in between.
     let outer: Transaction?
+    /// Where the block runs: its task and thread (see ``isRunningHere``).
+    private let opener: (task: Int, thread: ObjectIdentifier?)
     private let lock = Lock()
     private var operations: [Operation] = [.reset]
     private var isCommitted = false
@@ -21,6 +23,20 @@ final class Transaction: @unchecked Sendable {  // `operations` and `isCommitted
     init(container: InjectionContainer, outer: Transaction?) {
         self.container = container
         self.outer = outer
+        opener = Self.here
+    }
+
+    /// The running task and thread (the thread's state, made here if need be: the block's is made later).
+    private static var here: (task: Int, thread: ObjectIdentifier?) {
+        (currentTaskIdentity(), ThreadState.currentOrNew.map(ObjectIdentifier.init))
+    }
+
+    /// Whether the running code runs inside this transaction's block itself (synchronously, so the block
+    /// cannot return before it does), rather than in a task started inside the block, which may outlive it:
+    /// a block nested there joins this one, and one in such a task is a transaction of its own.
+    var isRunningHere: Bool {
+        let here = Self.here
+        return here.task == opener.task && here.thread == opener.thread
     }
 
     /// The open transaction of `container` among this one and those around it, if any.
