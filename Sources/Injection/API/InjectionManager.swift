@@ -82,7 +82,8 @@ public enum InjectionManager {
     }
 
     /// The container the current task resolves from: the innermost one bound by
-    /// ``withContainer(_:operation:)``, else ``sharedContainer``.
+    /// ``withContainer(_:operation:)``, by a container's `resetCurrentContainer { }` block, or by the
+    /// factory running (its container), else ``sharedContainer``.
     public static var currentContainer: InjectionContainer {
         Binding.current(ThreadState.current)?.container.takeUnretainedValue() ?? sharedContainer
     }
