@@ -12,8 +12,9 @@
 //
 // A thread's state lives in a pthread key whose destructor releases it. Once that destructor has run,
 // the key holds EXITED for the rest of the thread's exit, whatever order the other keys' destructors
-// run in (creation order on glibc and Darwin, so a key made before ours runs its destructor first, one
-// made after runs it later): the destructor puts EXITED back each time it sees it, in every round of
+// run in (slot order on glibc and Darwin, a new key taking the lowest free slot; on Darwin the system's
+// reserved keys, the Swift runtime's and the autorelease pool's among them, run after every other key
+// in each round): the destructor puts EXITED back each time it sees it, in every round of
 // destructors, so code run by a later key's destructor sees a thread that is exiting, and is lent a
 // state per call (`_injection_thread_state_lend`) instead of adopting one that nothing would release.
 

@@ -152,6 +152,15 @@ extension InjectionContainer {
         }
     }
 
+    /// Forgets every "`key` needs B" edge of the graph: `key`'s registration was replaced or removed.
+    @inline(never)
+    func forgetEdges(from key: AnyType) {
+        observations.withLock { observations in
+            guard observations.edges.contains(where: { $0.from == key }) else { return }
+            observations.edges = observations.edges.filter { $0.from != key }
+        }
+    }
+
     /// Adds "A needs B" to the graph.
     @inline(never)
     func record(_ edge: InjectionGraph._Edge) {

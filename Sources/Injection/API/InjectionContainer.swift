@@ -356,14 +356,23 @@ public final class InjectionContainer: @unchecked Sendable {
     private func carryOut(_ operation: Transaction.Operation, on state: inout ContainerState) -> ContainerState.Evictions? {
         switch operation {
         case .reset: return state.reset()
-        case .register(let key, let registration): return state.replace(key, with: registration)
+        case .register(let key, let registration): return forgettingEdges(of: key, state.replace(key, with: registration))
         case .registerWhileCurrent(let key, let registration, let current):
-            return state.replace(key, with: registration, whileCurrent: current).evictions
-        case .unregister(let key): return state.replace(key, with: nil)
+            return forgettingEdges(of: key, state.replace(key, with: registration, whileCurrent: current).evictions)
+        case .unregister(let key): return forgettingEdges(of: key, state.replace(key, with: nil))
         case .removeAll:
             forgetObservations(of: state)
             return state.removeAll()
         }
+    }
+
+    /// `evictions`, having forgotten the graph's edges from `key` if they say a registration of it was
+    /// replaced: what the old factory resolved says nothing of the new one, whose first run records its
+    /// own. Under the container's lock, which comes before the observations lock.
+    @inline(__always)
+    private func forgettingEdges(of key: AnyType, _ evictions: ContainerState.Evictions?) -> ContainerState.Evictions? {
+        if evictions != nil { forgetEdges(from: key) }
+        return evictions
     }
 
     func isRegistered(_ requested: AnyType) -> Bool {
@@ -399,8 +408,8 @@ public final class InjectionContainer: @unchecked Sendable {
             } else {
                 evictions = state.replace(key, with: registration)
             }
-            evictedAnInstance = evictions?.replacedAnInstance ?? false
-            return evictions
+            evictedAnInstance = evictions?.replacedHeldInstances ?? false
+            return forgettingEdges(of: key, evictions)
         }
         if evictedAnInstance { reportStaleDependents(of: registration.type) }
         return isCurrent

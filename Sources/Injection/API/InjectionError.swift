@@ -114,15 +114,18 @@ extension InjectionError {
             """)
     }
 
-    static func cycle(_ type: AnyType, path: [AnyType], names: TypeNames) -> InjectionError {
+    /// `isTransient`: every type on the cycle is `.transient`, so nothing is cached for a back-reference
+    /// set after construction to find: the advice leaves that way out.
+    static func cycle(_ type: AnyType, path: [AnyType], isTransient: Bool = false, names: TypeNames) -> InjectionError {
         let pathNames = path.map(names.name)
+        let advice = isTransient
+            ? "Break it by removing one of these dependencies, or by resolving one of them on first use (InjectLazy): " +
+                "every type on it is .transient, so none is cached for a back-reference to find."
+            : "Break it by removing one of these dependencies, or by setting the back-reference after " +
+                "construction (register(_:lifetime:factory:postConstruction:)) or on first use (InjectLazy)."
         return InjectionError(
             kind: .cycle, typeName: names.name(type), chain: pathNames,
-            description: """
-            Injection: dependency cycle: \(pathNames.joined(separator: " → ")). \
-            Break it by removing one of these dependencies, or by setting the back-reference after \
-            construction (register(_:lifetime:factory:postConstruction:)) or on first use (InjectLazy).
-            """)
+            description: "Injection: dependency cycle: \(pathNames.joined(separator: " → ")). \(advice)")
     }
 
     static func factoryFailed(_ type: AnyType, chain: [AnyType], underlying: any Error, names: TypeNames) -> InjectionError {

@@ -50,8 +50,8 @@ public struct InjectionGraph: Sendable, CustomStringConvertible {
 
     init(registered: [(AnyType, InjectionLifetime)], edges seen: Set<_Edge>, names: TypeNames) {
         var lifetimes: [String: InjectionLifetime?] = [:]
-        for (type, lifetime) in registered { lifetimes[names.name(type)] = lifetime }
-        let edges = Set(seen.map { Edge(from: names.name($0.from), to: names.name($0.to)) })
+        for (type, lifetime) in registered { lifetimes[names.nodeName(type)] = lifetime }
+        let edges = Set(seen.map { Edge(from: names.nodeName($0.from), to: names.nodeName($0.to)) })
         for edge in edges where lifetimes[edge.to] == nil { lifetimes[edge.to] = .some(nil) }
         for edge in edges where lifetimes[edge.from] == nil { lifetimes[edge.from] = .some(nil) }
         nodes = lifetimes.map { Node(name: $0.key, lifetime: $0.value) }.sorted { $0.name < $1.name }

@@ -177,9 +177,10 @@ struct ContainerState {
         /// Values taken out of a registration's inline slot, other than a class instance alone: released
         /// after unlocking, like ``released``.
         var values: [Any] = []
-        /// A `replace` took out a registration that held an instance (cached, or weakly and still alive):
-        /// instances built with it may still hold it, which `register` reports.
-        var replacedAnInstance = false
+        /// A `replace` took out a registration whose instances others may still hold: one that held an
+        /// instance (cached, or weakly and still alive), or a transient, whose every instance is its
+        /// resolver's. `register` reports the cached holders.
+        var replacedHeldInstances = false
 
         /// Takes what `registration` holds out of it.
         fileprivate mutating func empty(_ registration: Registration) {
@@ -245,7 +246,7 @@ struct ContainerState {
         guard let old = replaced else { return nil }
         var evictions = Evictions()
         if old.resettablePosition >= 0 { unlistResettable(at: Int(old.resettablePosition)) }
-        evictions.replacedAnInstance = old.hasLiveInstance
+        evictions.replacedHeldInstances = old.hasLiveInstance || old.lifetime == .transient
         evictions.empty(old)
         evictions.released.append(old)
         return evictions

@@ -337,10 +337,18 @@ extension InjectionContainer {
         switch failure {
         case .notRegistered: .notRegistered(requested, chain: chain(parent, then: requested), names: names)
         case .cycle:
-            .cycle(requested, path: (parent?.path(from: requested, in: ObjectIdentifier(self)) ?? []) + [requested], names: names)
+            cycle(requested, path: (parent?.path(from: requested, in: ObjectIdentifier(self)) ?? []) + [requested])
         case .wrongIsolation: .wrongIsolation(requested, chain: chain(parent, then: requested), names: names)
         case .asyncFactory(let lifetime): .asyncFactory(requested, lifetime: lifetime, chain: chain(parent, then: requested), names: names)
         }
+    }
+
+    /// The cycle error for `path`, whose advice depends on whether a type on it keeps its instance.
+    private func cycle(_ requested: AnyType, path: [AnyType]) -> InjectionError {
+        let isTransient = state.withLock { state in
+            path.allSatisfy { state.registrations[$0]?.lifetime == .transient }
+        }
+        return .cycle(requested, path: path, isTransient: isTransient, names: names)
     }
 
     /// The chain of `frame`, then `requested`: what an error names.

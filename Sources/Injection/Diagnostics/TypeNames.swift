@@ -15,6 +15,8 @@ final class TypeNames: @unchecked Sendable {  // `cache`: under `lock`.
         var qualifiedNames: [String: [String]]
         /// The file that registered each type.
         var files: [ObjectIdentifier: String]
+        /// The types registered in more than one role: as themselves, as a key, as a builder.
+        var multiRole: Set<ObjectIdentifier>
     }
 
     private let state: LockedState<ContainerState>
@@ -28,6 +30,13 @@ final class TypeNames: @unchecked Sendable {  // `cache`: under `lock`.
 
     /// The readable name of `type`.
     func name(_ type: AnyType) -> String { name(of: type.type) }
+
+    /// The name of `type`'s node in the graph: its ``name(_:)``, and its role when the same type is
+    /// registered in another role too (`Config (key)`), so each registration is a node of its own.
+    func nodeName(_ type: AnyType) -> String {
+        guard type.isKey || type.isBuilder, current().multiRole.contains(ObjectIdentifier(type.type)) else { return name(type) }
+        return name(type) + (type.isKey ? " (key)" : " (builder)")
+    }
 
     /// The readable name of `type`.
     func name(of type: Any.Type) -> String {
@@ -49,13 +58,17 @@ final class TypeNames: @unchecked Sendable {  // `cache`: under `lock`.
         if let known, registrations == nil { return known }
         var files: [ObjectIdentifier: String] = [:]
         var names: [String: [String]] = [:]
+        var multiRole: Set<ObjectIdentifier> = []
         for registration in registrations ?? [] {
             // A class registered both as itself and as a key is one type.
-            guard files.updateValue(registration.file, forKey: ObjectIdentifier(registration.type.type)) == nil else { continue }
+            guard files.updateValue(registration.file, forKey: ObjectIdentifier(registration.type.type)) == nil else {
+                multiRole.insert(ObjectIdentifier(registration.type.type))
+                continue
+            }
             names[Self.written(registration.type.type), default: []]
                 .append(Self.readable(String(reflecting: registration.type.type)))
         }
-        let fresh = Cache(generation: generation, qualifiedNames: names, files: files)
+        let fresh = Cache(generation: generation, qualifiedNames: names, files: files, multiRole: multiRole)
         lock.withLock { cache = fresh }
         return fresh
     }
