@@ -78,7 +78,9 @@ extension InjectionContainer {
     /// ```
     ///
     /// A builder shows as a `.transient` node (every build makes a new instance), with the types its
-    /// implementation injected in the builds seen so far.
+    /// implementation injected in the builds seen so far. A type registered again (or unregistered) loses
+    /// the edges its old factory recorded, until its new one runs. A class registered both as itself and
+    /// as a key (or a builder) is a node per registration, the key's named `Name (key)`.
     public func dependencyGraph() -> InjectionGraph {
         // A builder makes a new instance on every build: it shows as `.transient`.
         let registered = state.withLock { state in

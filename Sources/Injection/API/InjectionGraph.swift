@@ -1,7 +1,8 @@
 /// The dependency graph of a container: registered types and the "A needs B" edges seen so far.
 ///
 /// Edges are recorded whenever a factory resolves something, in real use and in
-/// ``InjectionContainer/verify()``; verify first to see the whole graph.
+/// ``InjectionContainer/verify()``; verify first to see the whole graph. A type registered again loses
+/// the edges its old factory recorded, until its new factory runs.
 ///
 /// ```swift
 /// try InjectionManager.verify()
