@@ -1,11 +1,11 @@
-/// A container's registrations by key: one word a bucket (a retained registration, whose
-/// ``Registration/type`` is its key, tagged with a few bits of the key's hash), open addressing with
-/// linear probing, at most three quarters full.
+/// A container's registrations by key: two words a bucket (a key and its retained registration), open
+/// addressing with linear probing, at most three quarters full.
 /// Deletion shifts the following entries back, so there are no tombstones. A value type: a copy shares
 /// the buckets until one of them changes.
 ///
-/// Half the bytes of a `Dictionary` of keys and registrations, which matters at launch: a registration is
-/// the one object a container keeps per type.
+/// The bytes of a `Dictionary` of keys and registrations, but cheaper to fill at launch, when a container
+/// takes thousands of registrations in a row: a key is hashed with one multiplication, not SipHash, and
+/// compared as one word.
 struct RegistrationTable {
     /// The buckets; `nil` while nothing was ever registered.
     private var buckets: Buckets?
@@ -69,14 +69,14 @@ struct RegistrationTable {
         }
     }
 
-    /// The buckets: their count and capacity (a power of two) in the header; each element a retained
-    /// registration's address with its key's ``tag(_:)`` in the low bits its alignment leaves zero, or 0.
-    /// A probe reads the registration (for its key) only where the tag matches: most buckets it passes
-    /// are skipped without touching memory elsewhere.
+    /// The buckets: their count and capacity (a power of two) in the header, then two words a bucket: a
+    /// key's ``AnyType/bits`` (0 for an empty bucket) and that key's retained registration. A probe and a
+    /// growth read only these words, never a registration: on a table of thousands, reading each
+    /// registration's key was a cache miss each, and the main cost of registering at launch.
     private final class Buckets: ManagedBuffer<(count: Int, capacity: Int), UInt> {
         static func make(capacity: Int) -> Buckets {
-            let buckets = unsafeDowncast(Buckets.create(minimumCapacity: capacity) { _ in (0, capacity) }, to: Buckets.self)
-            buckets.withUnsafeMutablePointerToElements { $0.initialize(repeating: 0, count: capacity) }
+            let buckets = unsafeDowncast(Buckets.create(minimumCapacity: 2 * capacity) { _ in (0, capacity) }, to: Buckets.self)
+            buckets.withUnsafeMutablePointerToElements { $0.initialize(repeating: 0, count: 2 * capacity) }
             return buckets
         }
 
@@ -89,11 +89,16 @@ struct RegistrationTable {
         /// is left with a count of 0, and must not be used but to be released).
         func copy(capacity: Int, moving: Bool) -> Buckets {
             let copy = Buckets.make(capacity: capacity)
-            forEachIndex { index in
-                let registration = Unmanaged<Registration>.fromOpaque(address(at: index))
-                if !moving { _ = registration.retain() }
-                let word = word(at: index)
-                copy.withUnsafeMutablePointerToElements { $0[copy.slot(for: id(registration)).index] = word }
+            let oldCount = bucketCount
+            withUnsafeMutablePointerToElements { old in
+                copy.withUnsafeMutablePointerToElements { new in
+                    for index in 0..<oldCount where old[2 &* index] != 0 {
+                        if !moving { _ = Unmanaged<Registration>.fromOpaque(Self.address(old[2 &* index &+ 1])).retain() }
+                        let slot = copy.slot(for: old[2 &* index]).index
+                        new[2 &* slot] = old[2 &* index]
+                        new[2 &* slot &+ 1] = old[2 &* index &+ 1]
+                    }
+                }
             }
             copy.count = count
             if moving { self.count = 0 }
@@ -112,59 +117,48 @@ struct RegistrationTable {
         @inline(__always)
         private var mask: Int { bucketCount &- 1 }
 
+        /// The key bits in bucket `index`, or 0.
         @inline(__always)
-        private func word(at index: Int) -> UInt { withUnsafeMutablePointerToElements { $0[index] } }
+        private func key(at index: Int) -> UInt { withUnsafeMutablePointerToElements { $0[2 &* index] } }
 
         @inline(__always)
-        private func address(at index: Int) -> UnsafeRawPointer { Self.address(word(at: index)) }
-
-        /// The bits of a bucket's word that a registration's address leaves zero (it is aligned to a word).
-        private static let tagMask = UInt(MemoryLayout<UInt>.alignment - 1)
-
-        @inline(__always)
-        private static func address(_ word: UInt) -> UnsafeRawPointer { UnsafeRawPointer(bitPattern: word & ~tagMask).unsafelyUnwrapped }
-
-        /// The bits of `key`'s hash kept beside its registration's address: below those ``home(_:)`` uses
-        /// for any table of up to 2^29 buckets.
-        @inline(__always)
-        private static func tag(_ key: AnyType) -> UInt {
-            UInt(truncatingIfNeeded: (UInt64(truncatingIfNeeded: key.bits) &* 0x9E37_79B9_7F4A_7C15) &>> 32) & tagMask
+        private func address(at index: Int) -> UnsafeRawPointer {
+            Self.address(withUnsafeMutablePointerToElements { $0[2 &* index &+ 1] })
         }
 
         @inline(__always)
-        private func id(_ registration: Unmanaged<Registration>) -> AnyType { registration._withUnsafeGuaranteedRef { $0.type } }
+        private static func address(_ word: UInt) -> UnsafeRawPointer { UnsafeRawPointer(bitPattern: word).unsafelyUnwrapped }
 
         func registration(at index: Int) -> Registration {
             Unmanaged<Registration>.fromOpaque(address(at: index)).takeUnretainedValue()
         }
 
         func forEachIndex(_ body: (Int) -> Void) {
-            for index in 0..<bucketCount where word(at: index) != 0 { body(index) }
+            for index in 0..<bucketCount where key(at: index) != 0 { body(index) }
         }
 
         /// The home bucket of `key`: Fibonacci hashing, whose high bits are the best mixed.
         @inline(__always)
-        private func home(_ key: AnyType) -> Int {
-            let product = UInt64(truncatingIfNeeded: key.bits) &* 0x9E37_79B9_7F4A_7C15
+        private func home(_ key: UInt) -> Int {
+            let product = UInt64(truncatingIfNeeded: key) &* 0x9E37_79B9_7F4A_7C15
             return Int(truncatingIfNeeded: product &>> UInt64(64 - bucketCount.trailingZeroBitCount))
         }
 
         /// The index of the registration for `key`, if there is one.
         @inline(__always)
         func find(_ key: AnyType) -> Int? {
-            let (index, found) = slot(for: key)
+            let (index, found) = slot(for: key.bits)
             return found ? index : nil
         }
 
         /// The bucket of `key`'s registration (`found`), else the empty bucket that ends its run.
         @inline(__always)
-        private func slot(for key: AnyType) -> (index: Int, found: Bool) {
-            let tag = Self.tag(key)
+        private func slot(for key: UInt) -> (index: Int, found: Bool) {
             var index = home(key)
             while true {
-                let word = word(at: index)
-                if word == 0 { return (index, false) }
-                if word & Self.tagMask == tag && id(.fromOpaque(Self.address(word))) == key { return (index, true) }
+                let bits = self.key(at: index)
+                if bits == key { return (index, true) }
+                if bits == 0 { return (index, false) }
                 index = (index &+ 1) & mask
             }
         }
@@ -172,12 +166,13 @@ struct RegistrationTable {
         /// Stores `registration` (retained for the table) under its own key, with room for it; returns the one
         /// it replaced.
         func insert(_ registration: Unmanaged<Registration>) -> Registration? {
-            let key = id(registration)
-            assert(UInt(bitPattern: registration.toOpaque()) & Self.tagMask == 0, "Injection: a registration not aligned to a word")
-            let word = UInt(bitPattern: registration.toOpaque()) | Self.tag(key)
-            let (index, found) = slot(for: key)
+            let key = registration._withUnsafeGuaranteedRef { $0.type }
+            let (index, found) = slot(for: key.bits)
             let replaced = found ? Unmanaged<Registration>.fromOpaque(address(at: index)).takeRetainedValue() : nil
-            withUnsafeMutablePointerToElements { $0[index] = word }
+            withUnsafeMutablePointerToElements {
+                $0[2 &* index] = key.bits
+                $0[2 &* index &+ 1] = UInt(bitPattern: registration.toOpaque())
+            }
             if !found { count += 1 }
             return replaced
         }
@@ -190,15 +185,17 @@ struct RegistrationTable {
                 // Shift back each following entry of the run that may move into the hole (its home bucket
                 // is not between the hole and it, cyclically).
                 var next = (hole &+ 1) & mask
-                while elements[next] != 0 {
-                    let home = home(id(.fromOpaque(Self.address(elements[next]))))
+                while elements[2 &* next] != 0 {
+                    let home = home(elements[2 &* next])
                     if (hole &- home) & mask <= (next &- home) & mask {
-                        elements[hole] = elements[next]
+                        elements[2 &* hole] = elements[2 &* next]
+                        elements[2 &* hole &+ 1] = elements[2 &* next &+ 1]
                         hole = next
                     }
                     next = (next &+ 1) & mask
                 }
-                elements[hole] = 0
+                elements[2 &* hole] = 0
+                elements[2 &* hole &+ 1] = 0
             }
             count -= 1
             return removed
