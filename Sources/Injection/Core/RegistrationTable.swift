@@ -69,14 +69,15 @@ struct RegistrationTable {
         }
     }
 
-    /// The buckets: their count and capacity (a power of two) in the header, then two words a bucket: a
-    /// key's ``AnyType/bits`` (0 for an empty bucket) and that key's retained registration. A probe and a
-    /// growth read only these words, never a registration: on a table of thousands, reading each
-    /// registration's key was a cache miss each, and the main cost of registering at launch.
+    /// The buckets: their count and capacity (a power of two) in the header, then every bucket's key (its
+    /// ``AnyType/bits``, or 0 for an empty bucket), then, at the same index, that key's retained
+    /// registration (a word written with its key, and never read before). A probe and a growth read these
+    /// words, never a registration: on a table of thousands, reading each registration's key was a cache
+    /// miss each, and the main cost of registering at launch. Only the keys are zeroed when a table is made.
     private final class Buckets: ManagedBuffer<(count: Int, capacity: Int), UInt> {
         static func make(capacity: Int) -> Buckets {
             let buckets = unsafeDowncast(Buckets.create(minimumCapacity: 2 * capacity) { _ in (0, capacity) }, to: Buckets.self)
-            buckets.withUnsafeMutablePointerToElements { $0.initialize(repeating: 0, count: 2 * capacity) }
+            buckets.withUnsafeMutablePointerToElements { $0.initialize(repeating: 0, count: capacity) }
             return buckets
         }
 
@@ -92,11 +93,11 @@ struct RegistrationTable {
             let oldCount = bucketCount
             withUnsafeMutablePointerToElements { old in
                 copy.withUnsafeMutablePointerToElements { new in
-                    for index in 0..<oldCount where old[2 &* index] != 0 {
-                        if !moving { _ = Unmanaged<Registration>.fromOpaque(Self.address(old[2 &* index &+ 1])).retain() }
-                        let slot = copy.slot(for: old[2 &* index]).index
-                        new[2 &* slot] = old[2 &* index]
-                        new[2 &* slot &+ 1] = old[2 &* index &+ 1]
+                    for index in 0..<oldCount where old[index] != 0 {
+                        if !moving { _ = Unmanaged<Registration>.fromOpaque(Self.address(old[oldCount &+ index])).retain() }
+                        let slot = copy.slot(for: old[index]).index
+                        new[slot] = old[index]
+                        new[capacity &+ slot] = old[oldCount &+ index]  // A trivial type's memory: assigned as it is.
                     }
                 }
             }
@@ -119,11 +120,11 @@ struct RegistrationTable {
 
         /// The key bits in bucket `index`, or 0.
         @inline(__always)
-        private func key(at index: Int) -> UInt { withUnsafeMutablePointerToElements { $0[2 &* index] } }
+        private func key(at index: Int) -> UInt { withUnsafeMutablePointerToElements { $0[index] } }
 
         @inline(__always)
         private func address(at index: Int) -> UnsafeRawPointer {
-            Self.address(withUnsafeMutablePointerToElements { $0[2 &* index &+ 1] })
+            Self.address(withUnsafeMutablePointerToElements { $0[bucketCount &+ index] })
         }
 
         @inline(__always)
@@ -169,9 +170,10 @@ struct RegistrationTable {
             let key = registration._withUnsafeGuaranteedRef { $0.type }
             let (index, found) = slot(for: key.bits)
             let replaced = found ? Unmanaged<Registration>.fromOpaque(address(at: index)).takeRetainedValue() : nil
+            let capacity = bucketCount
             withUnsafeMutablePointerToElements {
-                $0[2 &* index] = key.bits
-                $0[2 &* index &+ 1] = UInt(bitPattern: registration.toOpaque())
+                $0[index] = key.bits
+                $0[capacity &+ index] = UInt(bitPattern: registration.toOpaque())
             }
             if !found { count += 1 }
             return replaced
@@ -181,21 +183,21 @@ struct RegistrationTable {
         func remove(_ key: AnyType) -> Registration {
             var hole = find(key).unsafelyUnwrapped
             let removed = Unmanaged<Registration>.fromOpaque(address(at: hole)).takeRetainedValue()
+            let capacity = bucketCount
             withUnsafeMutablePointerToElements { elements in
                 // Shift back each following entry of the run that may move into the hole (its home bucket
                 // is not between the hole and it, cyclically).
                 var next = (hole &+ 1) & mask
-                while elements[2 &* next] != 0 {
-                    let home = home(elements[2 &* next])
+                while elements[next] != 0 {
+                    let home = home(elements[next])
                     if (hole &- home) & mask <= (next &- home) & mask {
-                        elements[2 &* hole] = elements[2 &* next]
-                        elements[2 &* hole &+ 1] = elements[2 &* next &+ 1]
+                        elements[hole] = elements[next]
+                        elements[capacity &+ hole] = elements[capacity &+ next]
                         hole = next
                     }
                     next = (next &+ 1) & mask
                 }
-                elements[2 &* hole] = 0
-                elements[2 &* hole &+ 1] = 0
+                elements[hole] = 0
             }
             count -= 1
             return removed
