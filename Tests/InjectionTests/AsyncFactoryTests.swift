@@ -80,3 +80,98 @@ struct AsyncFactoryTests {
         #expect(try await InjectionManager.resolveAsync(Formatter.self) !== (try await InjectionManager.resolveAsync(Formatter.self)))
     }
 }
+
+// MARK: - A task started inside an async factory, after the construction ended
+
+private final class Constructed: @unchecked Sendable {  // `isDone`: under `lock`.
+    private let lock = NSLock()
+    private var done = false
+    func markDone() { lock.withLock { done = true } }
+    var isDone: Bool { lock.withLock { done } }
+}
+
+private final class StartsTasks: Sendable {}
+
+/// One more word than `Base`: tasks returning these differ in size, so one of them is likely to be
+/// allocated where a freed task was.
+private struct Grown<Base>: @unchecked Sendable {
+    var word = 0
+    var base: Base
+}
+
+/// A task's result of type `T`, all zero (every `T` here is made of `Int`s).
+private struct ZeroResult<T>: @unchecked Sendable {
+    let value: T
+    init() {
+        value = withUnsafeTemporaryAllocation(of: T.self, capacity: 1) { buffer in
+            UnsafeMutableRawPointer(buffer.baseAddress!).initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<T>.size)
+            return buffer[0]
+        }
+    }
+}
+
+/// The construction task's identity.
+private final class TaskIdentity: @unchecked Sendable {  // `identity`: under `lock`.
+    private let lock = NSLock()
+    private var identity = 0
+    var value: Int {
+        get { lock.withLock { identity } }
+        set { lock.withLock { identity = newValue } }
+    }
+}
+
+/// What each task saw: whether it had the construction task's identity, and whether what it resolved had
+/// its `postConstruction` run.
+private final class Sightings: @unchecked Sendable {  // `all`: under `lock`.
+    private let lock = NSLock()
+    private var items: [(sameIdentity: Bool, constructed: Bool)] = []
+    func append(_ item: (Bool, Bool)) { lock.withLock { items.append(item) } }
+    var all: [(sameIdentity: Bool, constructed: Bool)] { lock.withLock { items } }
+}
+
+extension AsyncFactoryTests {
+    @Test("a task started inside an async factory runs postConstruction of what it resolves after the construction ended")
+    func taskOutlivingConstructionRunsPostConstruction() async throws {
+        // A task is told from the construction it was started in by the construction task's identity, the
+        // hash of its address. Once that task is freed, a new one may get its address: it must not be
+        // taken for the construction (whose resolution has ended, so what it deferred would never run).
+        let container = InjectionContainer()
+        container.register(Constructed.self, lifetime: .transient, factory: { Constructed() }, postConstruction: { $0.markDone() })
+        var sizes: [Any.Type] = [Int.self]
+        func grown<T>(_: T.Type) -> Any.Type { Grown<T>.self }
+        while sizes.count < 80 { sizes.append(_openExistential(sizes.last!, do: grown)) }
+        let sizedTypes = sizes
+        let owner = TaskIdentity(), constructionEnded = AsyncGate(), finished = AsyncGate(), sightings = Sightings()
+        container.register(StartsTasks.self, lifetime: .transient) { () async -> StartsTasks in
+            owner.value = withUnsafeCurrentTask { $0!.hashValue }
+            Task {
+                await constructionEnded.wait()
+                for _ in 0..<100 {
+                    for type in sizedTypes {
+                        func resolveInTask<T>(_: T.Type) async {
+                            _ = await Task { () -> ZeroResult<T> in
+                                let marked = try? InjectionManager.resolve(Constructed.self)
+                                sightings.append((withUnsafeCurrentTask { $0!.hashValue } == owner.value, marked?.isDone ?? false))
+                                return ZeroResult<T>()
+                            }.value
+                        }
+                        await _openExistential(type, do: resolveInTask)
+                    }
+                }
+                finished.open()
+            }
+            return StartsTasks()
+        }
+        _ = try await InjectionManager.withContainer(container) { try await container.resolveAsync(StartsTasks.self) }
+        try await Task.sleep(for: .milliseconds(50))  // The construction task is released meanwhile.
+        constructionEnded.open()
+        await finished.wait()
+        let all = sightings.all
+        #expect(all.count == 8_000)
+        let notConstructed = all.filter { !$0.constructed }.count
+        #expect(notConstructed == 0, """
+            postConstruction did not run in \(notConstructed) of \(all.count) resolves \
+            (\(all.filter { $0.sameIdentity }.count) tasks had the construction task's identity)
+            """)
+    }
+}

@@ -271,3 +271,90 @@ struct CycleDetectionTests {
         #expect(errors.values.isEmpty, "after \(attempts) attempts: \(errors.values)")
     }
 }
+
+// MARK: - A task started inside a factory, after the factory returned
+
+private final class Refresher: Sendable { let serial: Int; init(serial: Int) { self.serial = serial } }
+private final class SyncRefresher: Sendable { let serial: Int; init(serial: Int) { self.serial = serial } }
+
+/// A string under a lock.
+private final class Reported: @unchecked Sendable {
+    private let lock = NSLock()
+    private var text = ""
+    func set(_ value: String) { lock.withLock { text = value } }
+    var value: String { lock.withLock { text } }
+}
+
+@Suite("Cycle detection: tasks that outlive the factory that started them")
+struct OutlivingTaskCycleTests {
+    // A task started inside a factory inherits its chain, so that resolving the type under construction
+    // while the factory runs is a cycle. Once the factory has returned there is nothing under
+    // construction: resolving the type again (after a logout, say) builds a new instance.
+
+    @Test("a task an async factory started resolves its type after a reset, with no false cycle")
+    func taskOfAsyncFactoryAfterReset() async throws {
+        let container = InjectionContainer()
+        let runs = Counter(), gate = AsyncGate(), done = AsyncGate(), result = Reported()
+        container.register(Refresher.self) { () async -> Refresher in
+            let serial = runs.increment()
+            if serial == 1 {
+                Task {  // A background refresher, as a session store might start.
+                    await gate.wait()
+                    do { result.set("ok \(try await container.resolveAsync(Refresher.self).serial)") } catch { result.set("\(error)") }
+                    done.open()
+                }
+            }
+            return Refresher(serial: serial)
+        }
+        #expect(try await container.resolveAsync(Refresher.self).serial == 1)
+        container.resetCurrentContainer()
+        gate.open()
+        await done.wait()
+        #expect(result.value == "ok 2")
+    }
+
+    @Test("a task a synchronous factory started under withContainer resolves its type after a reset, with no false cycle")
+    func taskOfSyncFactoryAfterReset() async throws {
+        let container = InjectionContainer()
+        let runs = Counter(), gate = AsyncGate(), done = AsyncGate(), result = Reported()
+        container.register(SyncRefresher.self) { () -> SyncRefresher in
+            let serial = runs.increment()
+            if serial == 1 {
+                InjectionManager.withContainer(container) {  // Binds the container for the task, as Docs/Concurrency.md advises.
+                    _ = Task {
+                        await gate.wait()
+                        do { result.set("ok \(try await InjectionManager.resolveAsync(SyncRefresher.self).serial)") } catch { result.set("\(error)") }
+                        done.open()
+                    }
+                }
+            }
+            return SyncRefresher(serial: serial)
+        }
+        #expect(try container.resolve(SyncRefresher.self).serial == 1)
+        container.resetCurrentContainer()
+        gate.open()
+        await done.wait()
+        #expect(result.value == "ok 2")
+    }
+
+    @Test("a task a synchronous factory started resolves its type while the factory runs: a cycle, not a hang")
+    func taskOfSyncFactoryWhileItRuns() async throws {
+        // The guarantee the chain is kept for: this still holds.
+        let container = InjectionContainer()
+        let result = Reported()
+        container.register(SyncRefresher.self) { () -> SyncRefresher in
+            let finished = DispatchSemaphore(value: 0)
+            InjectionManager.withContainer(container) {
+                _ = Task {
+                    do { result.set("ok \(try await InjectionManager.resolveAsync(SyncRefresher.self).serial)") } catch { result.set("\(error)") }
+                    finished.signal()
+                }
+            }
+            finished.wait()  // The factory waits for its task: resolving this type there would never end.
+            return SyncRefresher(serial: 1)
+        }
+        // On a thread of the test's own: the factory blocks it until the task, on the tasks' pool, is done.
+        #expect(await onOwnThread { try? container.resolve(SyncRefresher.self) }?.serial == 1)
+        #expect(result.value.hasPrefix("Injection: dependency cycle: SyncRefresher → SyncRefresher."), "\(result.value)")
+    }
+}

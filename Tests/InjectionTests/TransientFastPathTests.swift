@@ -606,28 +606,45 @@ struct TransientFastPathTests {
         for task in tasks.values { #expect(try await task.value == 1) }
     }
 
-    @Test("a task captures the frame of a link 35 deep, outlives it, and still resolves with the right chain")
+    @Test("a task captures the frame of a link 35 deep: the chain while the link runs, none once it is gone")
     func deepLinkFrameOutlivesLink() async throws {
+        // The task's copy of the 35 frames (some of them past the thread's frame stack) must be right while
+        // the factories run, and must not dangle once they returned: the task then resolves on its own.
         let container = InjectionContainer()
-        let tasks = Collector<Task<String, Never>>(), linksGone = AsyncGate()
+        let tasks = Collector<Task<[String], Never>>(), linksGone = AsyncGate()
+        @Sendable func chainOfUnregistered() -> String {
+            do throws(InjectionError) { _ = try InjectionManager.resolve(Unregistered.self); return "resolved" } catch {
+                return error.chain.joined(separator: ",")
+            }
+        }
         registerDeepChain(in: container) { [unowned container] in
+            let resolvedOnce = DispatchSemaphore(value: 0)
             InjectionManager.withContainer(container) {
                 tasks.append(Task {
+                    let during = chainOfUnregistered()
+                    resolvedOnce.signal()
                     await linksGone.wait()
-                    do throws(InjectionError) { _ = try InjectionManager.resolve(Unregistered.self); return "resolved" } catch {
-                        return error.chain.joined(separator: ",")
-                    }
+                    return [during, chainOfUnregistered()]
                 })
             }
+            resolvedOnce.wait()  // On a thread of the test's own, not the tasks' pool.
             return Chained()
         }
-        try resolveOnOneThread {
-            try warm { _ = try container.resolve(LinkDepth0.self) }
-            for _ in 0..<10 { _ = try container.resolve(LinkDepth0.self) }
+        let resolved = await onOwnThread { () -> Bool in
+            do {
+                try warm { _ = try container.resolve(LinkDepth0.self) }
+                for _ in 0..<10 { _ = try container.resolve(LinkDepth0.self) }
+                return true
+            } catch {
+                return false
+            }
         }
+        #expect(resolved)
         linksGone.open()
         #expect(!tasks.values.isEmpty, "no factory started a task")
-        for task in tasks.values { #expect(await task.value == (deepChainNames + ["Unregistered"]).joined(separator: ",")) }
+        for task in tasks.values {
+            #expect(await task.value == [(deepChainNames + ["Unregistered"]).joined(separator: ","), "Unregistered"])
+        }
     }
 
     // MARK: - Scopes and resets

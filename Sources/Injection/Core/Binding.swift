@@ -99,9 +99,12 @@ final class TaskBinding: Sendable {
     @TaskLocal static var current: TaskBinding?
 
     /// The binding this task runs under. A frame is the current task's own only if it is the frame
-    /// of an async construction this task runs; any other starts a resolution of its own.
+    /// of an async construction this task runs; any other starts a resolution of its own. A frame whose
+    /// resolution has ended (the factory that started this task returned) is no chain at all: this task
+    /// outlived it.
     var binding: Binding {
-        Binding(
+        let frame = frame.flatMap { $0.hasEnded ? nil : $0 }
+        return Binding(
             container: .passUnretained(container), frame: frame.map { .heap(.passUnretained($0)) },
             transaction: transaction.map { .passUnretained($0) },
             startsResolution: frame.map { $0.ownerTask == nil || $0.ownerTask != currentTaskIdentity() } ?? false)

@@ -1,3 +1,5 @@
+import _InjectionPlatform
+
 /// One factory being run: a link in the chain of types being resolved.
 ///
 /// Frames live on their thread's frame stack (``ThreadState``), so running a factory allocates nothing
@@ -57,6 +59,14 @@ final class HeapFrame: @unchecked Sendable {  // `frame` is read-only but for `r
     }
 
     deinit { frame.retainedResolution?.release() }
+
+    /// Whether the resolution this frame belongs to has ended (see ``Resolution/hasEnded``).
+    var hasEnded: Bool {
+        FrameRef.heap(.passUnretained(self)).root.read { $0.retainedResolution?._withUnsafeGuaranteedRef { $0.hasEnded } } ?? false
+    }
+
+    /// Ends the resolution this frame is the root of, if it has one.
+    func endResolution() { frame.retainedResolution?._withUnsafeGuaranteedRef { $0.end() } }
 }
 
 /// A frame, wherever it lives: on its thread's frame stack, or on the heap. Unretained: whoever
@@ -195,6 +205,24 @@ final class Resolution: @unchecked Sendable {  // `waiting`: under `WaitGraph`'s
 
     /// Whether it waits for nothing and holds no work: as good as new.
     var isIdle: Bool { waiting == nil && deferred.isEmpty && undo.isEmpty }
+
+    /// 1 once its root's factory has returned, read by any thread: see ``hasEnded``.
+    private let endedWord: UnsafeMutablePointer<UInt64> = {
+        let word = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
+        word.initialize(to: 0)
+        return word
+    }()
+
+    deinit { endedWord.deallocate() }
+
+    /// Whether its root's factory has returned. A task started inside one of its factories holds copies
+    /// of its frames and may outlive it: once it has ended, such a task resolves as a resolution of its
+    /// own, with no chain (nothing is under construction any more, so nothing it resolves is a cycle).
+    /// Never cleared: only a resolution nothing else references is reused, and that one was never ended.
+    var hasEnded: Bool { _injection_load_u64(endedWord) != 0 }
+
+    /// Marks it ended (see ``hasEnded``).
+    func end() { _injection_store_u64(endedWord, 1) }
 
     /// Runs the deferred `postConstruction` calls (and any they defer in turn); returns the first
     /// failure. If one fails, everything this resolution cached is evicted too, so nothing stays cached

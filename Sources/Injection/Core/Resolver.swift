@@ -106,10 +106,15 @@ extension InjectionContainer {
             value = try make()
         } catch {
             let failure = failure(error, of: type, in: .stack(pointer))  // While the frame is there.
-            _ = thread._withUnsafeGuaranteedRef { $0.pop(pointer, restoring: outer) }?.drain()
+            var resolution = thread._withUnsafeGuaranteedRef { $0.pop(pointer, restoring: outer) }
+            _ = resolution?.drain()
+            thread._withUnsafeGuaranteedRef { $0.recycle(&resolution) }
             throw failure
         }
-        if let failure = thread._withUnsafeGuaranteedRef({ $0.pop(pointer, restoring: outer) })?.drain() { throw failure }
+        var resolution = thread._withUnsafeGuaranteedRef { $0.pop(pointer, restoring: outer) }
+        let failure = resolution?.drain()
+        thread._withUnsafeGuaranteedRef { $0.recycle(&resolution) }
+        if let failure { throw failure }
         return value
     }
 
@@ -431,6 +436,7 @@ extension InjectionContainer {
     private func run(_ registration: Registration, in frame: HeapFrame, transaction: Transaction?) async -> Result<Box, InjectionError> {
         let ref = FrameRef.heap(.passUnretained(frame))
         guard registration.hasAsyncForm else {
+            defer { frame.endResolution() }  // For the tasks its factory started.
             return ThreadState.withCurrent { thread in
                 thread.bind(Binding(container: .passUnretained(self), frame: ref, transaction: transaction.map { .passUnretained($0) })) {
                     runFactory(registration, in: ref) { () throws -> Box in try registration.makeBox(on: thread) }
@@ -440,6 +446,9 @@ extension InjectionContainer {
         let binding = TaskBinding(container: self, frame: frame, transaction: transaction)
         let construction = Task { @Sendable [self] () async -> Unchecked<Result<Box, InjectionError>> in
             frame.ownerTask = currentTaskIdentity()
+            // Ended before this task ends: a task made later may get its identity, and must not be taken
+            // for it by the tasks its factory started.
+            defer { frame.endResolution() }
             return await TaskBinding.$current.withValue(binding) {
                 do {
                     return Unchecked(.success(try await registration.makeBoxAsync()))

@@ -115,12 +115,18 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
         return spare
     }
 
-    /// Keeps `resolution`, which ended, as the spare, if nothing else references it (no build, waiter or
-    /// copied frame can tell it from a new one then) and it holds no work.
+    /// Keeps `resolution`, whose root's factory returned, as the spare, if nothing else references it (no
+    /// build, waiter or copied frame can tell it from a new one then) and it holds no work. If something
+    /// else does (a task started inside it holds a copy of its frames), marks it ended for them instead.
     /// (`inout`, not `consuming`: a consumed parameter's binding is a second reference in a debug build.)
+    @inline(__always)
     func recycle(_ resolution: inout Resolution?) {
-        guard spareResolution == nil, isKnownUniquelyReferenced(&resolution), resolution!.isIdle else { return }
-        spareResolution = resolution.take()
+        guard resolution != nil else { return }
+        if isKnownUniquelyReferenced(&resolution) {
+            if spareResolution == nil, resolution.unsafelyUnwrapped.isIdle { spareResolution = resolution.take() }
+        } else {
+            resolution.unsafelyUnwrapped.end()
+        }
     }
 
     /// Whether this thread keeps a finished resolution for its next one (a test probe).

@@ -151,6 +151,17 @@ func onThread(_ body: @escaping @Sendable () -> Void) {
     Thread { body() }.start()
 }
 
+/// Runs `body` on a new thread with a stack of `sizedStack` and waits for it without blocking a thread of
+/// the tasks' pool: for a test whose factory blocks until a task it started has run (blocking a pool thread
+/// for that can deadlock when parallel tests hold the pool's other threads).
+func onOwnThread<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result {
+    await withCheckedContinuation { continuation in
+        let thread = Thread { continuation.resume(returning: body()) }
+        thread.stackSize = sizedStack
+        thread.start()
+    }
+}
+
 /// Collects values from many threads.
 final class Collector<Value>: @unchecked Sendable {
     private let lock = NSLock()
