@@ -38,6 +38,7 @@ private protocol AdvStore: AnyObject, Sendable {}
 private final class AdvAsyncStore: AdvStore {}
 private protocol AdvAuth: AnyObject, Sendable {}
 private final class AdvSession: AdvAuth {}
+private struct AdvFailure: Error {}
 private final class AdvPlain: Sendable {}
 private final class AdvLines: @unchecked Sendable {
     private let lock = NSLock()
@@ -276,6 +277,44 @@ struct RegistrationFeatureTests {
         _ = try original.resolve(AdvPlain.self)
         for _ in 0..<3 { _ = try InjectionContainer(copying: original).resolve(AdvPlain.self) }
         #expect(runs.all.count == 1, "the one instance was post-constructed \(runs.all.count) times")
+    }
+
+    @Test("a supplied instance's postConstruction runs once whichever container resolves it first: a copy, or both at once")
+    func instancePostConstructionRunsInTheCopy() throws {
+        // The usual isolated test: the app registers an instance with a `postConstruction` at launch, the
+        // process-wide container never resolves it, and each test resolves it in a copy of its own.
+        let original = InjectionContainer()
+        let runs = AdvLines()
+        original.register(AdvPlain.self, instance: AdvPlain()).postConstruction { _ in runs.append("run") }
+        let copies = (0..<3).map { _ in InjectionContainer(copying: original) }
+        _ = try copies[0].resolve(AdvPlain.self)
+        #expect(runs.all.count == 1, "resolved in a copy, the instance was post-constructed \(runs.all.count) times")
+        _ = try copies[1].resolve(AdvPlain.self)
+        _ = try original.resolve(AdvPlain.self)
+        #expect(runs.all.count == 1, "the one instance was post-constructed \(runs.all.count) times")
+
+        // Copies resolving on several threads at once: still once.
+        let racing = AdvLines()
+        let shared = InjectionContainer()
+        shared.register(AdvPlain.self, instance: AdvPlain()).postConstruction { _ in racing.append("run") }
+        let racers = (0..<8).map { _ in InjectionContainer(copying: shared) }
+        #expect(runOnThreads(racers.count) { _ = try? racers[$0].resolve(AdvPlain.self) })
+        #expect(racing.all.count == 1, "the one instance was post-constructed \(racing.all.count) times")
+    }
+
+    @Test("a supplied instance's postConstruction that fails runs again on the next resolve, in any copy")
+    func instancePostConstructionRetriesAfterFailure() throws {
+        let original = InjectionContainer()
+        let runs = AdvLines()
+        original.register(AdvPlain.self, instance: AdvPlain()).postConstruction { _ in
+            runs.append("run")
+            if runs.all.count == 1 { throw AdvFailure() }
+        }
+        let copy = InjectionContainer(copying: original)
+        #expect(throws: InjectionError.self) { try copy.resolve(AdvPlain.self) }
+        _ = try original.resolve(AdvPlain.self)
+        _ = try copy.resolve(AdvPlain.self)
+        #expect(runs.all.count == 2, "ran \(runs.all.count) times: once failing, once succeeding")
     }
 
     @Test("a container's default lifetime applies where register names none")

@@ -186,7 +186,9 @@ public final class InjectionContainer: @unchecked Sendable {
     /// The instance is taken with `sending`, so a non-`Sendable` value made at launch can be handed over:
     /// the caller must not use it afterwards except through the container. It stays yours: the container
     /// never calls ``InjectionDisposable/dispose()`` on it, and a copy of the container
-    /// (`InjectionContainer(copying:)`, each isolated test's) shares the same object.
+    /// (`InjectionContainer(copying:)`, each isolated test's) shares the same object. A
+    /// `postConstruction` step added to it runs once for the object, in whichever container resolves it
+    /// first (and again only if it failed).
     @discardableResult
     @_disfavoredOverload  // A trailing closure is a factory, even where a closure converts to `Value` (`Any`).
     public func register<Value>(

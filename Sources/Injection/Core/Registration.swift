@@ -705,18 +705,16 @@ final class Registration: @unchecked Sendable {
 
     /// The same registration for another container (`InjectionContainer(copying:)`), with nothing built.
     func copy() -> Registration {
-        // A supplied instance is one object shared by every copy: its `postConstruction` ran (or runs) in
-        // the container it was registered in, not once more per copy.
         guard let rare else { return Registration(type, lifetime, fileStart, traits: traits, function: factory) }
-        guard !ownsInstances, rare.postConstruct != nil else {  // Immutable: the copies share it.
-            return Registration(type, lifetime, fileStart, traits: traits, rare: rare)
-        }
-        return Registration(type, lifetime, fileStart, traits: traits, rare: Rare(rare.plain, rare.held, nil, rare.valueType, primary: rare.primary))
+        // Immutable: the copies share it. A supplied instance's `postConstruction` steps run once for
+        // the instance, whichever container runs them first (see `once`).
+        return Registration(type, lifetime, fileStart, traits: traits, rare: rare)
     }
 
     /// The same registration with `postConstruction` run after the ones it has, with nothing built.
     func adding<Value>(postConstruction: @escaping @Sendable (Value) throws -> Void) -> Registration {
-        let added = Self.postConstruct(postConstruction)!
+        let step = Self.postConstruct(postConstruction)!
+        let added = ownsInstances ? step : Self.once(step)
         let chained: PostConstruct
         if let earlier = postConstruct {
             chained = { box in
@@ -727,6 +725,31 @@ final class Registration: @unchecked Sendable {
             chained = added
         }
         return Registration(type, lifetime, fileStart, traits: traits, rare: Rare(plainWords, rare?.held, chained, rare?.valueType, primary: rare?.primary))
+    }
+
+    /// `step`, for a supplied instance (`register(_:instance:)`): one object, which the container it was
+    /// registered in and every copy of it hand out. So it runs once for the instance, in whichever
+    /// container resolves it first, and again only if it failed. A resolve that finds it running in
+    /// another container goes on without waiting, as one on another thread of the same container would
+    /// (`postConstruction` is not exclusive). The step runs outside the lock.
+    private static func once(_ step: @escaping PostConstruct) -> PostConstruct {
+        enum Progress { case notRun, running, done }
+        let progress = LockedState(Progress.notRun)
+        return { box in
+            let runsHere = progress.withLock { progress in
+                guard progress == .notRun else { return false }
+                progress = .running
+                return true
+            }
+            guard runsHere else { return }
+            do {
+                try step(box)
+                progress.withLock { $0 = .done }
+            } catch {
+                progress.withLock { $0 = .notRun }
+                throw error
+            }
+        }
     }
 
     private static func start(of file: StaticString) -> UnsafePointer<UInt8>? {
