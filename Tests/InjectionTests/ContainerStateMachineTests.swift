@@ -216,6 +216,34 @@ struct RegistrationTableTests {
         #expect(types.allSatisfy { machine.claim($0) == .notRegistered })
     }
 
+    @Test("a table grown to 3,000 types and emptied but for a few, in a random order, keeps the rest findable and takes new ones")
+    func growThenEmpty() {
+        // Several doublings, then removals that empty runs from their middle: each shifts entries back.
+        var machine = InjectionProbe.StateMachine()
+        let types = Self.distinctTypes(3_000)
+        var expected: [ObjectIdentifier?] = types.map { type in
+            _ = machine.register(type, lifetime: .transient)
+            return machine.lastRegistered
+        }
+        var random = SeededRandom(seed: 0x5EED_3000)
+        for (step, index) in types.indices.shuffled(using: &random).enumerated() where index % 17 != 0 {
+            _ = machine.unregister(types[index])
+            expected[index] = nil
+            if step % 97 == 0 {
+                let wrong = types.indices.filter { machine.registration(of: types[$0]) != expected[$0] }
+                #expect(wrong.isEmpty, "after \(step) removals, \(wrong.count) types answer wrongly, type \(wrong.first ?? -1) first")
+            }
+        }
+        #expect(machine.registrationCount == expected.compactMap { $0 }.count)
+        for index in types.indices where index % 3 == 0 {  // Into the emptied table.
+            _ = machine.register(types[index], lifetime: .transient)
+            expected[index] = machine.lastRegistered
+        }
+        let wrong = types.indices.filter { machine.registration(of: types[$0]) != expected[$0] }
+        #expect(wrong.isEmpty, "\(wrong.count) types answer wrongly after registering again")
+        #expect(machine.registrationCount == expected.compactMap { $0 }.count)
+    }
+
     @Test("a type, the same type as a key and as a builder are three registrations, each answering for itself")
     func rolesOfOneTypeAreThreeKeys() throws {
         // Their keys differ in flag bits alone (the type's metadata is the same): the table tells them apart.
