@@ -295,7 +295,7 @@ struct OutlivingTaskCycleTests {
     func taskOfAsyncFactoryAfterReset() async throws {
         let container = InjectionContainer()
         let runs = Counter(), gate = AsyncGate(), done = AsyncGate(), result = Reported()
-        container.register(Refresher.self) { () async -> Refresher in
+        container.register(Refresher.self) { [unowned container] () async -> Refresher in
             let serial = runs.increment()
             if serial == 1 {
                 Task {  // A background refresher, as a session store might start.
@@ -317,7 +317,7 @@ struct OutlivingTaskCycleTests {
     func taskOfSyncFactoryAfterReset() async throws {
         let container = InjectionContainer()
         let runs = Counter(), gate = AsyncGate(), done = AsyncGate(), result = Reported()
-        container.register(SyncRefresher.self) { () -> SyncRefresher in
+        container.register(SyncRefresher.self) { [unowned container] () -> SyncRefresher in
             let serial = runs.increment()
             if serial == 1 {
                 InjectionManager.withContainer(container) {  // Binds the container for the task, as Docs/Concurrency.md advises.
@@ -342,7 +342,7 @@ struct OutlivingTaskCycleTests {
         // The guarantee the chain is kept for: this still holds.
         let container = InjectionContainer()
         let result = Reported()
-        container.register(SyncRefresher.self) { () -> SyncRefresher in
+        container.register(SyncRefresher.self) { [unowned container] () -> SyncRefresher in
             let finished = DispatchSemaphore(value: 0)
             InjectionManager.withContainer(container) {
                 _ = Task {
