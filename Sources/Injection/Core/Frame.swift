@@ -224,6 +224,14 @@ final class Resolution: @unchecked Sendable {  // `waiting`: under `WaitGraph`'s
     /// Marks it ended (see ``hasEnded``).
     func end() { _injection_store_u64(endedWord, 1) }
 
+    /// Ends a resolution that is not kept for reuse: runs what it deferred (``drain()``, whose failure it
+    /// returns), then marks it ended.
+    func close() -> InjectionError? {
+        let failure = drain()
+        end()
+        return failure
+    }
+
     /// Runs the deferred `postConstruction` calls (and any they defer in turn); returns the first
     /// failure. If one fails, everything this resolution cached is evicted too, so nothing stays cached
     /// holding an instance that was evicted for it.

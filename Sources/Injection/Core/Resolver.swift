@@ -106,15 +106,10 @@ extension InjectionContainer {
             value = try make()
         } catch {
             let failure = failure(error, of: type, in: .stack(pointer))  // While the frame is there.
-            var resolution = thread._withUnsafeGuaranteedRef { $0.pop(pointer, restoring: outer) }
-            _ = resolution?.drain()
-            thread._withUnsafeGuaranteedRef { $0.recycle(&resolution) }
+            _ = thread._withUnsafeGuaranteedRef { $0.pop(pointer, restoring: outer) }?.close()
             throw failure
         }
-        var resolution = thread._withUnsafeGuaranteedRef { $0.pop(pointer, restoring: outer) }
-        let failure = resolution?.drain()
-        thread._withUnsafeGuaranteedRef { $0.recycle(&resolution) }
-        if let failure { throw failure }
+        if let failure = thread._withUnsafeGuaranteedRef({ $0.pop(pointer, restoring: outer) })?.close() { throw failure }
         return value
     }
 
