@@ -47,8 +47,60 @@ private final class ClosingConnection: Connection, InjectionDisposable {
     func dispose() { disposals.increment() }
 }
 
+/// A class per pair of types: `Paired<A, B>` and `KeptPaired<A, B>` make thousands of classes at run time.
+private final class Paired<A, B>: Connection, InjectionDisposable {
+    let disposals: Counter
+    init(disposals: Counter) { self.disposals = disposals }
+    func dispose() { disposals.increment() }
+}
+private final class KeptPaired<A, B>: Connection {}
+
+/// `Paired<A, B>` (disposable) or `KeptPaired<A, B>`, made with `disposals`, for the types `a` and `b`.
+private func pairedMaker(_ a: Any.Type, _ b: Any.Type, disposable: Bool, disposals: Counter) -> @Sendable () -> any Connection {
+    func first<A>(_: A.Type) -> @Sendable () -> any Connection {
+        func second<B>(_: B.Type) -> @Sendable () -> any Connection {
+            if disposable { return { Paired<A, B>(disposals: disposals) } }
+            return { KeptPaired<A, B>() }
+        }
+        return _openExistential(b, do: second)
+    }
+    return _openExistential(a, do: first)
+}
+
 @Suite("Eviction and disposal")
 struct EvictionTests {
+    @Test("each evicted instance is told by its own class among thousands of classes, whose remembered answers displace one another")
+    func disposalAnswersForThousandsOfClasses() throws {
+        // Whether a class is disposable is remembered per class, process-wide, in a table of 8,192 words:
+        // fewer than the classes asked about here, so answers displace one another. A displaced answer is
+        // asked again, never taken from another class.
+        var types: [Any.Type] = [Int.self, String.self, Double.self, Bool.self, Int8.self, Int16.self, Int32.self, Int64.self]
+        types += [UInt.self, UInt8.self, UInt16.self, UInt32.self, UInt64.self, Float.self, Character.self, Unicode.Scalar.self] as [Any.Type]
+        types += [[Int].self, [String].self, Set<Int>.self, [Int: Int].self, Int?.self, String?.self, Substring.self, Void.self] as [Any.Type]
+        types += [[Bool].self, Bool?.self, Double?.self, [Double].self, [UInt8].self, UInt8?.self, [Float].self, Float?.self] as [Any.Type]
+        for index in 0..<64 { types.append(type(of: pairedMaker(types[index % 32], types[index / 2], disposable: false, disposals: Counter())())) }
+        let disposals = Counter()
+        var makers: [@Sendable () -> any Connection] = []
+        for a in types {
+            for b in types { makers.append(pairedMaker(a, b, disposable: makers.count % 3 != 0, disposals: disposals)) }
+        }
+        #expect(makers.count == 9_216)
+        let allMakers = makers, next = Counter()
+        let container = InjectionContainer()
+        container.register((any Connection).self) { allMakers[(next.increment() - 1) % allMakers.count]() }
+        var expected = 0
+        for round in 0..<(3 * makers.count) {
+            let connection = try container.resolve((any Connection).self)
+            if connection is any InjectionDisposable { expected += 1 }
+            container.resetCurrentContainer()
+            guard disposals.value == expected else {
+                Issue.record("instance \(round), a \(type(of: connection)): told \(disposals.value) times in all, not \(expected)")
+                break
+            }
+        }
+        #expect(expected == 3 * 6_144)
+    }
+
     @Test("an optional registration's disposable instance is told even after a non-disposable one of the same registration")
     func optionalInstancesAreToldByTheirOwnType() throws {
         // Whether to call dispose() is remembered per dynamic type; an Optional's own type is the same

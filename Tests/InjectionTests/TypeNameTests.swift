@@ -43,6 +43,35 @@ struct TypeNameTests {
         #expect(names.contains { $0.contains("OtherCache.swift") }, "\(names)")
     }
 
+    @Test("each registration keeps the file that registered it, whatever files register around it, on any thread")
+    func eachRegistrationKeepsItsFile() async {
+        let container = InjectionContainer()
+        container.register(Cache.self, file: "App/Features/First.swift") { Cache() }.postConstruction { _ in }
+        // Registrations from other files in between, on several threads at once, each file new or not.
+        await withTaskGroup(of: Void.self) { group in
+            for task in 0..<4 {
+                group.addTask {
+                    for index in 0..<200 {
+                        let file: StaticString = switch (task + index) % 3 {
+                        case 0: "App/Even.swift"
+                        case 1: "App/Odd.swift"
+                        default: "App/Features/First.swift"
+                        }
+                        container.register(Delta.self, file: file) { Delta() }
+                    }
+                }
+            }
+        }
+        registerOtherFilesCache(in: container, file: "App/Features/Second.swift")
+        let expected = [
+            "InjectionTests.Cache (private, registered in App/Features/First.swift)",
+            "InjectionTests.Cache (private, registered in App/Features/Second.swift)",
+        ]
+        #expect(container.dependencyGraph().nodes.map(\.name).filter { $0.contains("Cache") }.sorted() == expected)
+        let copy = InjectionContainer(copying: container)
+        #expect(copy.dependencyGraph().nodes.map(\.name).filter { $0.contains("Cache") }.sorted() == expected)
+    }
+
     @Test("a missing private type is named without an address, and the fix says where it compiles")
     func missingPrivateType() {
         let container = InjectionContainer()

@@ -1,3 +1,5 @@
+import _InjectionPlatform
+
 /// What is registered and resolved, and its identity: a type, a typed key (`InjectionKey`) that stands for
 /// its `Value`, or a ``Builder`` model type, whose registration holds its build closure. One word: the
 /// type's metadata address, with bit 0 (always clear in an address) set for a key and bit 1 for a builder,
@@ -167,6 +169,35 @@ enum Instance {
         (type as? any OptionalType.Type).map { hasUnreliableLayout($0.wrappedType) } ?? false
     }
 
+    /// Whether `object` is ``InjectionDisposable``: what an eviction asks of every instance the container
+    /// built. The answer is kept per class, process-wide: the dynamic cast costs far more than the lookup,
+    /// and the first one of a class scans every conformance in the process (tens of microseconds on
+    /// Linux), which the first eviction pays, not the launch. The table is two-way set-associative, 4,096
+    /// sets of two words, each word a class's address with bit 0 set if it conforms (0: empty), read and
+    /// written a word at a time without a lock: a word another thread overwrote is a miss, never a wrong
+    /// answer.
+    static func isDisposable(_ object: AnyObject) -> Bool {
+        let type = UInt(bitPattern: ObjectIdentifier(Swift.type(of: object)))
+        let set = Int(truncatingIfNeeded: (UInt64(truncatingIfNeeded: type) &* 0x9E37_79B9_7F4A_7C15) &>> 52)
+        let ways = UnsafeMutablePointer<UInt64>(bitPattern: disposableClasses).unsafelyUnwrapped + 2 &* set
+        for way in 0..<2 {
+            let entry = UInt(truncatingIfNeeded: _injection_load_u64(ways + way))
+            if entry & ~1 == type { return entry & 1 != 0 }
+        }
+        let isDisposable = object is any InjectionDisposable
+        // Into an empty way if there is one, else over the way the class's address picks.
+        let way = _injection_load_u64(ways) == 0 ? 0 : Int(truncatingIfNeeded: type >> 4 & 1)
+        _injection_store_u64(ways + way, UInt64(truncatingIfNeeded: type | (isDisposable ? 1 : 0)))
+        return isDisposable
+    }
+
+    /// The address of ``isDisposable(_:)``'s table: 8,192 words, zeroed (no class).
+    private static let disposableClasses: UInt = {
+        let table = UnsafeMutablePointer<UInt64>.allocate(capacity: 8192)
+        table.initialize(repeating: 0, count: 8192)
+        return UInt(bitPattern: table)
+    }()
+
     /// `value` as a class instance (an optional's wrapped one), or `nil` for a value type or `nil`.
     static func object<Value>(_ value: Value) -> AnyObject? {
         if _isOptional(Value.self) { return (value as? any OptionalType)?.wrappedObject }
@@ -248,10 +279,11 @@ final class Registration: @unchecked Sendable {
     }
 
     // Stored properties are in an order that leaves no padding: a registration is the largest object the
-    // container keeps per type, and it holds the cached instance itself. 16 bytes of object header, 56
-    // of fields (the one-byte ones share a word with `resettablePosition`): 72, which glibc's malloc
-    // rounds to 80 (it adds a word of its own) and Darwin's keeps at 80. At launch, when thousands are
-    // made, the bytes an app touches are most of what a registration costs.
+    // container keeps per type, and it holds the cached instance itself. 16 bytes of object header and
+    // 40 of fields (the last word holds four): 56, which glibc's malloc and Darwin's both serve from a
+    // 64-byte block. At launch, when thousands are made, the pages an app touches are most of what a
+    // registration costs (see Benchmarks/README.md, run 19): so the registering file is a two-byte index
+    // and the disposable test's answer is kept per class, process-wide (``Instance/isDisposable(_:)``).
 
     /// The plain factory's function, for a closure that captures nothing (its context is `nil`), the
     /// usual `{ LiveAPI() }`; or, with ``hasRareBit`` in ``traits``, a retained ``Rare`` holding the rest.
@@ -271,25 +303,45 @@ final class Registration: @unchecked Sendable {
     /// touching these words, and nothing writes them again before the eviction that follows it (in the
     /// same hold of the container's lock) has taken this registration out of every thread's cache.
     @exclusivity(unchecked) private var slot: (UInt, UInt) = (0, 0)
-    /// The class of the last instance asked about in ``isDisposable(_:)`` (0: none yet), with
-    /// bit 0 set if it conforms to `InjectionDisposable`: the dynamic cast costs far more than the
-    /// comparison, and every eviction asks.
-    @exclusivity(unchecked) private var disposableType: UInt = 0
 
-    /// The file that registered it: a `#fileID` literal's UTF-8, which the compiler ends with a NUL (one
-    /// word, where `StaticString` takes 17 bytes); `nil` for a literal stored as a single scalar. See ``file``.
-    private let fileStart: UnsafePointer<UInt8>?
-    let lifetime: InjectionLifetime
-    /// The ``Kind`` (its raw value in the low bits), ``isOptional``, whether ``factory`` is a ``Rare``,
-    /// ``storesInline`` and ``ownsInstances``: one byte, immutable, so it is read without the lock (a copy
-    /// of the container reads it) and never shares memory with ``flags``, which resolves change under the lock.
+    /// The ``Kind`` (its raw value in the low bits), ``isOptional``, the ``lifetime``, whether ``factory``
+    /// is a ``Rare``, ``storesInline`` and ``ownsInstances``: one byte, immutable, so it is read without
+    /// the lock (a copy of the container reads it) and never shares memory with ``flags``, which resolves
+    /// change under the lock.
     private let traits: UInt8
     @exclusivity(unchecked) private var flags: Flags = [.recordsEdges]
+    /// The file that registered it, as ``TypeNames/fileIndex(of:)`` interned it. See ``file``.
+    private let fileIndex: UInt16
+    /// The container's bookkeeping, in one word: the low 24 bits are one more than where the key is in
+    /// ``ContainerState``'s resettable list, or 0 if it is not listed (see ``resettablePosition``); the
+    /// high 8 count the instances stored (see ``stores``).
+    @exclusivity(unchecked) private var bookkeeping: UInt32 = 0
+
     /// Counts the instances stored (wrapping): the last one's count is in its box's ``Box/stamp``, so
-    /// ``holds(_:in:)`` tells the instance a box carried from a later one. One byte, in what was padding.
-    @exclusivity(unchecked) private var stores: UInt8 = 0
+    /// ``holds(_:in:)`` tells the instance a box carried from a later one.
+    private var stores: UInt8 {
+        get { UInt8(truncatingIfNeeded: bookkeeping >> 24) }
+        set { bookkeeping = bookkeeping & 0xFF_FFFF | UInt32(newValue) << 24 }
+    }
+
     /// Where the key is in ``ContainerState``'s resettable list, or -1 if it is not listed (the container's).
-    @exclusivity(unchecked) var resettablePosition: Int32 = -1
+    var resettablePosition: Int32 {
+        get { Int32(bitPattern: bookkeeping & 0xFF_FFFF) - 1 }
+        set {
+            precondition(newValue < 0xFF_FFFF, "Injection: more than 16,777,214 scoped and weak types cached in one container")
+            bookkeeping = bookkeeping & 0xFF00_0000 | UInt32(bitPattern: newValue + 1) & 0xFF_FFFF
+        }
+    }
+
+    /// How long a built instance is kept.
+    var lifetime: InjectionLifetime {
+        switch traits & Self.lifetimeMask {
+        case 0x00: .scoped
+        case 0x10: .singleton
+        case 0x20: .transient
+        default: .weak
+        }
+    }
 
     private struct Flags: OptionSet {
         let rawValue: UInt8
@@ -364,7 +416,7 @@ final class Registration: @unchecked Sendable {
     /// (a stored property of a final class has a fixed place; an `inout` access to it on a live
     /// registration would count as a write for the runtime's exclusivity and race checks).
     private static let slotOffset: Int = {
-        let probe = Registration(AnyType(Void.self), .transient, nil, traits: 0, function: nil)
+        let probe = Registration(AnyType(Void.self), 0, traits: 0, function: nil)
         let start = UnsafeRawPointer(Unmanaged.passUnretained(probe).toOpaque())
         return withUnsafeMutablePointer(to: &probe.slot) { UnsafeRawPointer($0) - start }
     }()
@@ -550,6 +602,8 @@ final class Registration: @unchecked Sendable {
     }
 
     private static let kindMask: UInt8 = 0x3
+    /// The ``lifetime``: 0 `.scoped`, 1 `.singleton`, 2 `.transient`, 3 `.weak`, shifted into bits 4-5.
+    private static let lifetimeMask: UInt8 = 0x30
     /// ``factory`` is a ``Rare``.
     private static let hasRareBit: UInt8 = 0x8
     private static let ownsInstancesBit: UInt8 = 0x80
@@ -587,24 +641,22 @@ final class Registration: @unchecked Sendable {
     var valueType: Any.Type { rare?.valueType ?? type.type }
 
     /// The file that registered it: messages and the graph name it for a `private` type.
-    var file: String { fileStart.map { String(cString: $0) } ?? "an unnamed file" }
+    var file: String { TypeNames.file(at: fileIndex) }
 
     typealias PostConstruct = @Sendable (Box) throws -> Void
 
     /// A registration whose plain factory is the context-free closure `function` (`nil`: none).
-    private init(_ type: AnyType, _ lifetime: InjectionLifetime, _ file: UnsafePointer<UInt8>?, traits: UInt8, function: UnsafeRawPointer?) {
+    private init(_ type: AnyType, _ fileIndex: UInt16, traits: UInt8, function: UnsafeRawPointer?) {
         self.type = type
-        fileStart = file
-        self.lifetime = lifetime
+        self.fileIndex = fileIndex
         self.traits = traits & ~Self.hasRareBit
         factory = function
     }
 
     /// A registration with the parts `rare` holds.
-    private init(_ type: AnyType, _ lifetime: InjectionLifetime, _ file: UnsafePointer<UInt8>?, traits: UInt8, rare: Rare) {
+    private init(_ type: AnyType, _ fileIndex: UInt16, traits: UInt8, rare: Rare) {
         self.type = type
-        fileStart = file
-        self.lifetime = lifetime
+        self.fileIndex = fileIndex
         self.traits = traits | Self.hasRareBit
         factory = UnsafeRawPointer(Unmanaged.passRetained(rare).toOpaque())
     }
@@ -616,7 +668,13 @@ final class Registration: @unchecked Sendable {
         // A small value (two words or fewer, aligned to a word at most: a class instance, a class-bound
         // protocol's, a `String`) fits ``slot``.
         let storesInline = Box.isSmall(Value.self) && (lifetime == .scoped || lifetime == .singleton)
-        return kind.rawValue | (ownsInstances ? ownsInstancesBit : 0) | (storesInline ? storesInlineBit : 0)
+        let lifetimeBits: UInt8 = switch lifetime {
+        case .scoped: 0x00
+        case .singleton: 0x10
+        case .transient: 0x20
+        case .weak: 0x30
+        }
+        return kind.rawValue | lifetimeBits | (ownsInstances ? ownsInstancesBit : 0) | (storesInline ? storesInlineBit : 0)
             | (_isOptional(Value.self) ? isOptionalBit : 0)
     }
 
@@ -657,10 +715,10 @@ final class Registration: @unchecked Sendable {
         let words = unsafeBitCast(factory, to: (UnsafeRawPointer?, UnsafeRawPointer?).self)
         let traits = Self.traits(.plain, lifetime, Value.self, ownsInstances: ownsInstances)
         if words.1 == nil && postConstruction == nil && Value.self == type.type {
-            self.init(type, lifetime, Self.start(of: file), traits: traits, function: words.0)
+            self.init(type, TypeNames.fileIndex(of: file), traits: traits, function: words.0)
         } else {
             let otherValueType: Any.Type? = Value.self == type.type ? nil : Value.self
-            self.init(type, lifetime, Self.start(of: file), traits: traits,
+            self.init(type, TypeNames.fileIndex(of: file), traits: traits,
                       rare: Rare(words, nil, Self.postConstruct(postConstruction), otherValueType))
         }
     }
@@ -676,7 +734,7 @@ final class Registration: @unchecked Sendable {
         let words = unsafeBitCast(factory, to: (UnsafeRawPointer?, UnsafeRawPointer?).self)
         let makeAsync: MakeAsync = { Box.make(try await asyncForm()) }
         let otherValueType: Any.Type? = Value.self == type.type ? nil : Value.self
-        self.init(type, .transient, Self.start(of: file), traits: Self.traits(.plain, .transient, Value.self, ownsInstances: true),
+        self.init(type, TypeNames.fileIndex(of: file), traits: Self.traits(.plain, .transient, Value.self, ownsInstances: true),
                   rare: Rare(words, makeAsync, nil, otherValueType, primary: primary))
     }
 
@@ -689,7 +747,7 @@ final class Registration: @unchecked Sendable {
         // Runs only after a claim saw a main-actor caller; the value stays on the main actor here.
         let make: Make = { Box.make(try MainActor.assumeIsolated { Unchecked(try mainActorFactory()) }.value) }
         let otherValueType: Any.Type? = Value.self == type.type ? nil : Value.self
-        self.init(type, lifetime, Self.start(of: file), traits: Self.traits(.mainActor, lifetime, Value.self, ownsInstances: true),
+        self.init(type, TypeNames.fileIndex(of: file), traits: Self.traits(.mainActor, lifetime, Value.self, ownsInstances: true),
                   rare: Rare((nil, nil), make, Self.postConstruct(postConstruction), otherValueType))
     }
 
@@ -699,16 +757,16 @@ final class Registration: @unchecked Sendable {
     ) {
         let make: MakeAsync = { Box.make(try await asyncFactory()) }
         let otherValueType: Any.Type? = Value.self == type.type ? nil : Value.self
-        self.init(type, lifetime, Self.start(of: file), traits: Self.traits(.async, lifetime, Value.self, ownsInstances: true),
+        self.init(type, TypeNames.fileIndex(of: file), traits: Self.traits(.async, lifetime, Value.self, ownsInstances: true),
                   rare: Rare((nil, nil), make, nil, otherValueType))
     }
 
     /// The same registration for another container (`InjectionContainer(copying:)`), with nothing built.
     func copy() -> Registration {
-        guard let rare else { return Registration(type, lifetime, fileStart, traits: traits, function: factory) }
+        guard let rare else { return Registration(type, fileIndex, traits: traits, function: factory) }
         // Immutable: the copies share it. A supplied instance's `postConstruction` steps run once for
         // the instance, whichever container runs them first (see `once`).
-        return Registration(type, lifetime, fileStart, traits: traits, rare: rare)
+        return Registration(type, fileIndex, traits: traits, rare: rare)
     }
 
     /// The same registration with `postConstruction` run after the ones it has, with nothing built.
@@ -724,7 +782,7 @@ final class Registration: @unchecked Sendable {
         } else {
             chained = added
         }
-        return Registration(type, lifetime, fileStart, traits: traits, rare: Rare(plainWords, rare?.held, chained, rare?.valueType, primary: rare?.primary))
+        return Registration(type, fileIndex, traits: traits, rare: Rare(plainWords, rare?.held, chained, rare?.valueType, primary: rare?.primary))
     }
 
     /// `step`, for a supplied instance (`register(_:instance:)`): one object, which the container it was
@@ -750,10 +808,6 @@ final class Registration: @unchecked Sendable {
                 throw error
             }
         }
-    }
-
-    private static func start(of file: StaticString) -> UnsafePointer<UInt8>? {
-        file.hasPointerRepresentation ? file.utf8Start : nil
     }
 
     @inline(__always)
@@ -798,19 +852,10 @@ final class Registration: @unchecked Sendable {
     }
 
     /// Whether `object`, the class instance of a value just taken out of this registration, should be
-    /// told it is evicted: an instance the container built that is ``InjectionDisposable``. Under the
-    /// container's lock.
-    ///
-    /// The registration remembers the answer for the last class it asked about: the dynamic cast costs far
-    /// more than the comparison, and the first one of a type scans every conformance in the process (tens
-    /// of microseconds on Linux), which the first eviction pays, not the launch.
+    /// told it is evicted: an instance the container built that is ``InjectionDisposable``.
     private func isDisposable(_ object: AnyObject?) -> Bool {
         guard ownsInstances, let object else { return false }
-        let type = UInt(bitPattern: ObjectIdentifier(Swift.type(of: object)))
-        if disposableType & ~1 != type {
-            disposableType = type | (object is any InjectionDisposable ? 1 : 0)
-        }
-        return disposableType & 1 != 0
+        return Instance.isDisposable(object)
     }
 }
 
