@@ -6,7 +6,7 @@
 /// do {
 ///     let api = try InjectionManager.resolve(API.self)
 /// } catch {
-///     print(error.kind, error.chain)   // notRegistered ["ViewModel", "API"]
+///     print(error.kind, error.chain)   // notRegistered ["API"]
 ///     print(error)                     // Injection: no registration for API ...
 /// }
 /// ```
