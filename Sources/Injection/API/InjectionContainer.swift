@@ -116,8 +116,8 @@ public final class InjectionContainer: @unchecked Sendable {
     ///     and cached the whole graph, so it can resolve types that need this one, in whichever order
     ///     they were asked for: the way to close a deliberate cycle. (Under ``resolveAsync(_:)-(Value.Type)``
     ///     it runs right after the instance is cached.) Other threads may see the instance before it
-    ///     finishes. If it throws, the instance and the root of its resolve are evicted and the resolve
-    ///     throws. With `.transient` nothing is cached, so it cannot close a cycle.
+    ///     finishes. If it throws, the instance and everything else its resolve built are evicted and the
+    ///     resolve throws. With `.transient` nothing is cached, so it cannot close a cycle.
     @inlinable @discardableResult
     public func register<Value>(
         _ type: Value.Type,
