@@ -11,7 +11,7 @@ import XCTest
 /// ```swift
 /// final class LoginTests: InjectionTestCase {
 ///     func testLogsIn() {
-///         InjectionManager.register(API.self) { MockAPI(user: "a") }
+///         InjectionManager.register((any API).self) { MockAPI(user: "a") }
 ///         XCTAssertEqual(LoginViewModel().userName, "a")
 ///     }
 /// }

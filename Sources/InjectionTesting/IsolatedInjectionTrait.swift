@@ -7,7 +7,7 @@ public import Testing
 /// @Suite(.isolatedInjection)
 /// struct LoginTests {
 ///     @Test func logsIn() {
-///         InjectionManager.register(API.self) { MockAPI(user: "a") }   // this test only
+///         InjectionManager.register((any API).self) { MockAPI(user: "a") }   // this test only
 ///         #expect(LoginViewModel().userName == "a")
 ///     }
 /// }

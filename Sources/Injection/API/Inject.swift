@@ -4,10 +4,10 @@
 ///
 /// ```swift
 /// final class ProfileViewModel {
-///     let api = Inject(API.self)       // explicit type
-///     let clock: Clock = Inject()      // inferred type
-///     let store: Store
-///     init(store: Store = Inject()) { self.store = store }
+///     let api = Inject((any API).self)   // explicit type
+///     let clock: any Clock = Inject()    // inferred type
+///     let store: any Store
+///     init(store: any Store = Inject()) { self.store = store }
 /// }
 /// ```
 ///
@@ -43,9 +43,9 @@ public func Inject<Value>(
 /// Returns the instance registered for the typed key `Key`; traps if it cannot.
 ///
 /// ```swift
-/// enum PrimaryDatabase: InjectionKey { typealias Value = Database }
+/// enum PrimaryDatabase: InjectionKey { typealias Value = any Database }
 /// let db = Inject(PrimaryDatabase.self)              // a Database
-/// let sameDB: Database = Inject(PrimaryDatabase.self)
+/// let sameDB: any Database = Inject(PrimaryDatabase.self)
 /// ```
 /// See ``InjectionKey`` and ``Inject(_:isolation:file:line:)-(Value.Type,_,_,_)``.
 public func Inject<Key: InjectionKey>(

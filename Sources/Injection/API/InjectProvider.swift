@@ -3,7 +3,7 @@
 /// ```swift
 /// final class SettingsScreen {
 ///     let session = InjectProvider(UserSession.self)
-///     func render() -> String { session.value.userName }   // the current scope's session, after every login
+///     func render() -> String { session.value.user }   // the current scope's session, after every login
 /// }
 /// ```
 ///

@@ -31,8 +31,8 @@ extension InjectionContainer {
     /// Registers an `async` factory: built by ``resolveAsync(_:)-(Value.Type)`` or ``prepare(_:)-(Value.Type)``.
     ///
     /// ```swift
-    /// container.register(Store.self) { await LiveStore.open() }
-    /// let store = try await container.resolveAsync(Store.self)
+    /// container.register((any Store).self) { await LiveStore.open() }
+    /// let store = try await container.resolveAsync((any Store).self)
     /// ```
     /// A `.scoped` or `.singleton` instance is built exactly once per scope however many tasks await
     /// it. The construction runs in a task of its own, so cancelling a task that waits for it never
@@ -81,7 +81,7 @@ extension InjectionContainer {
     /// actor for main-actor ones; throws instead of trapping.
     ///
     /// ```swift
-    /// let store = try await container.resolveAsync(Store.self)
+    /// let store = try await container.resolveAsync((any Store).self)
     /// ```
     /// It works for every registration, sync ones included. (It is not an `async` overload of
     /// `resolve`, so existing `try resolve(...)` calls in async code keep compiling without `await`.)
@@ -98,7 +98,7 @@ extension InjectionContainer {
     ///
     /// ```swift
     /// // At launch:
-    /// try await InjectionManager.prepare(Store.self)
+    /// try await InjectionManager.prepare((any Store).self)
     /// ```
     /// A reset evicts a `.scoped` instance again; prepare it again after login. A `.transient` instance is
     /// never kept, and a `.weak` one only while something holds it, so preparing those does not make a

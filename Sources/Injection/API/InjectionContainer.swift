@@ -9,8 +9,8 @@ import _InjectionPlatform
 ///
 /// ```swift
 /// let container = InjectionContainer()
-/// container.register(API.self) { MockAPI() }
-/// let api = try container.resolve(API.self)
+/// container.register((any API).self) { MockAPI() }
+/// let api = try container.resolve((any API).self)
 /// ```
 ///
 /// Every method is safe to call from any thread or task. Factories never run under the container's
@@ -96,8 +96,8 @@ public final class InjectionContainer: @unchecked Sendable {
     /// registration order does not matter. Replacing a registration evicts its cached instance.
     ///
     /// ```swift
-    /// container.register(API.self) { LiveAPI(clock: Inject()) }
-    /// container.register(Clock.self, lifetime: .singleton) { SystemClock() }
+    /// container.register((any API).self) { LiveAPI(clock: Inject()) }
+    /// container.register((any Clock).self, lifetime: .singleton) { SystemClock() }
     /// container.register(DataProvider.self) {
     ///     DataProvider()
     /// } postConstruction: { provider in
@@ -116,8 +116,8 @@ public final class InjectionContainer: @unchecked Sendable {
     ///     and cached the whole graph, so it can resolve types that need this one, in whichever order
     ///     they were asked for: the way to close a deliberate cycle. (Under ``resolveAsync(_:)-(Value.Type)``
     ///     it runs right after the instance is cached.) Other threads may see the instance before it
-    ///     finishes. If it throws, the instance and the root of its resolve are evicted and the resolve
-    ///     throws. With `.transient` nothing is cached, so it cannot close a cycle.
+    ///     finishes. If it throws, the instance and everything else its resolve built are evicted and the
+    ///     resolve throws. With `.transient` nothing is cached, so it cannot close a cycle.
     @inlinable @discardableResult
     public func register<Value>(
         _ type: Value.Type,
@@ -132,7 +132,7 @@ public final class InjectionContainer: @unchecked Sendable {
     /// Registers the factory for the typed key `Key`: one of several instances of `Key.Value`.
     ///
     /// ```swift
-    /// enum PrimaryDatabase: InjectionKey { typealias Value = Database }
+    /// enum PrimaryDatabase: InjectionKey { typealias Value = any Database }
     /// container.register(PrimaryDatabase.self) { SQLiteDatabase(path: "main.db") }
     /// let db = try container.resolve(PrimaryDatabase.self)   // a Database
     /// ```
@@ -242,7 +242,7 @@ public final class InjectionContainer: @unchecked Sendable {
     /// Returns the instance registered for `type`, building it if needed; throws instead of trapping.
     ///
     /// ```swift
-    /// let api = try container.resolve(API.self)
+    /// let api = try container.resolve((any API).self)
     /// ```
     /// - Throws: ``InjectionError``: ``InjectionError/Kind/notRegistered``, ``InjectionError/Kind/cycle``,
     ///   ``InjectionError/Kind/factoryFailed`` (a factory or `postConstruction`, here or in a dependency
@@ -329,7 +329,7 @@ public final class InjectionContainer: @unchecked Sendable {
     ///
     /// ```swift
     /// container.removeAll()
-    /// container.isRegistered(API.self)   // false
+    /// container.isRegistered((any API).self)   // false
     /// ```
     /// Evicted instances are told (``InjectionDisposable``) and released as by a reset, outside the lock.
     /// The ``dependencyGraph()`` forgets the edges seen so far, and the diagnostics the types it reported:

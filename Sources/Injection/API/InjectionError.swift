@@ -4,9 +4,9 @@
 ///
 /// ```swift
 /// do {
-///     let api = try InjectionManager.resolve(API.self)
+///     let api = try InjectionManager.resolve((any API).self)
 /// } catch {
-///     print(error.kind, error.chain)   // notRegistered ["ViewModel", "API"]
+///     print(error.kind, error.chain)   // notRegistered ["API"]
 ///     print(error)                     // Injection: no registration for API ...
 /// }
 /// ```

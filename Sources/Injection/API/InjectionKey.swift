@@ -3,14 +3,14 @@
 /// A type maps to one implementation. When an app needs two `Database`s, declare a key for each:
 ///
 /// ```swift
-/// enum PrimaryDatabase: InjectionKey { typealias Value = Database }
-/// enum CacheDatabase: InjectionKey { typealias Value = Database }
+/// enum PrimaryDatabase: InjectionKey { typealias Value = any Database }
+/// enum CacheDatabase: InjectionKey { typealias Value = any Database }
 ///
 /// InjectionManager.register(PrimaryDatabase.self) { SQLiteDatabase(path: "main.db") }
 /// InjectionManager.register(CacheDatabase.self, lifetime: .singleton) { SQLiteDatabase(path: "cache.db") }
 ///
 /// let db = Inject(PrimaryDatabase.self)             // a Database
-/// let cache: Database = Inject(CacheDatabase.self)
+/// let cache: any Database = Inject(CacheDatabase.self)
 /// ```
 /// Keys work with every lifetime and with `resolve`, `isRegistered`, `unregister`, `verify()` and
 /// the dependency graph, where the key's name stands for the instance. A key is a type, never

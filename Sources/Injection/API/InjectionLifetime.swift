@@ -1,9 +1,9 @@
 /// How long a resolved instance lives, chosen per registration.
 ///
 /// ```swift
-/// InjectionManager.register(Session.self) { Session() }                           // .scoped
-/// InjectionManager.register(Clock.self, lifetime: .singleton) { SystemClock() }   // survives resets
-/// InjectionManager.register(Formatter.self, lifetime: .transient) { Formatter() } // new every time
+/// InjectionManager.register(Session.self) { Session() }                                 // .scoped
+/// InjectionManager.register((any Clock).self, lifetime: .singleton) { SystemClock() }   // survives resets
+/// InjectionManager.register(Formatter.self, lifetime: .transient) { Formatter() }       // new every time
 /// ```
 public enum InjectionLifetime: Hashable, Sendable, CustomStringConvertible {
     /// One instance per scope: built on first resolve, cached, and evicted by

@@ -9,8 +9,8 @@ extension InjectionManager {
     /// ```swift
     /// let container = InjectionContainer()
     /// InjectionManager.withContainer(container) {
-    ///     InjectionManager.register(API.self) { MockAPI() }
-    ///     let viewModel = ViewModel()          // its `let api: API = Inject()` gets MockAPI
+    ///     InjectionManager.register((any API).self) { MockAPI() }
+    ///     let viewModel = ViewModel()          // its `let api: any API = Inject()` gets MockAPI
     /// }
     /// ```
     ///

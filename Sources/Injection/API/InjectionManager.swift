@@ -7,8 +7,8 @@ import _InjectionPlatform
 ///
 /// ```swift
 /// // At launch, one line per service:
-/// InjectionManager.register(API.self) { LiveAPI() }
-/// InjectionManager.register(Clock.self, lifetime: .singleton) { SystemClock() }
+/// InjectionManager.register((any API).self) { LiveAPI() }
+/// InjectionManager.register((any Clock).self, lifetime: .singleton) { SystemClock() }
 ///
 /// // At logout:
 /// InjectionManager.resetCurrentContainer()
@@ -93,7 +93,7 @@ public enum InjectionManager {
     /// Registers the factory that builds `type` in the current container, replacing any earlier one.
     ///
     /// ```swift
-    /// InjectionManager.register(API.self) { LiveAPI() }
+    /// InjectionManager.register((any API).self) { LiveAPI() }
     /// InjectionManager.register(ViewModel.self, lifetime: .transient) { ViewModel(api: Inject()) }
     /// ```
     /// See ``InjectionContainer/register(_:lifetime:file:factory:postConstruction:)-(Value.Type,_,_,_,_)``.
@@ -111,7 +111,7 @@ public enum InjectionManager {
     /// Registers the factory for the typed key `Key` in the current container.
     ///
     /// ```swift
-    /// enum CacheDatabase: InjectionKey { typealias Value = Database }
+    /// enum CacheDatabase: InjectionKey { typealias Value = any Database }
     /// InjectionManager.register(CacheDatabase.self, lifetime: .singleton) { SQLiteDatabase(path: "cache.db") }
     /// ```
     /// See ``InjectionKey``.
@@ -188,8 +188,8 @@ public enum InjectionManager {
     /// Returns the instance registered for `type`; throws ``InjectionError`` instead of trapping.
     ///
     /// ```swift
-    /// let api = try InjectionManager.resolve(API.self)
-    /// InjectionManager.register(Store.self) { try LiveStore(api: InjectionManager.resolve()) }
+    /// let api = try InjectionManager.resolve((any API).self)
+    /// InjectionManager.register((any Store).self) { try LiveStore(api: InjectionManager.resolve()) }
     /// ```
     /// Factories that resolve their dependencies with `try` let a failure deep in the graph reach
     /// the caller with the whole chain. See ``InjectionContainer/resolve(_:isolation:)-(Value.Type,_)``.
@@ -281,7 +281,7 @@ public enum InjectionManager {
     /// Registers an `async` factory in the current container.
     ///
     /// ```swift
-    /// InjectionManager.register(Store.self) { await LiveStore.open() }
+    /// InjectionManager.register((any Store).self) { await LiveStore.open() }
     /// ```
     /// See ``InjectionContainer/register(_:lifetime:file:factory:)-(Value.Type,_,_,_)``.
     @discardableResult
@@ -322,7 +322,7 @@ public enum InjectionManager {
     /// actor for main-actor ones.
     ///
     /// ```swift
-    /// let store: Store = try await InjectionManager.resolveAsync()
+    /// let store: any Store = try await InjectionManager.resolveAsync()
     /// ```
     /// See ``InjectionContainer/resolveAsync(_:)-(Value.Type)``.
     public static func resolveAsync<Value>(_ type: Value.Type = Value.self) async throws(InjectionError) -> Value {
@@ -337,8 +337,8 @@ public enum InjectionManager {
     /// Builds `type` now, so later `Inject()` calls find it cached: warm async factories at launch.
     ///
     /// ```swift
-    /// try await InjectionManager.prepare(Store.self)
-    /// let store: Store = Inject()   // the prepared instance
+    /// try await InjectionManager.prepare((any Store).self)
+    /// let store: any Store = Inject()   // the prepared instance
     /// ```
     public static func prepare<Value>(_ type: Value.Type) async throws(InjectionError) {
         try await currentContainer.prepare(type)
