@@ -170,33 +170,26 @@ enum Instance {
     }
 
     /// Whether `object` is ``InjectionDisposable``: what an eviction asks of every instance the container
-    /// built. The answer is kept per class, process-wide: the dynamic cast costs far more than the lookup,
-    /// and the first one of a class scans every conformance in the process (tens of microseconds on
-    /// Linux), which the first eviction pays, not the launch. The table is two-way set-associative, 4,096
-    /// sets of two words, each word a class's address with bit 0 set if it conforms (0: empty), read and
-    /// written a word at a time without a lock: a word another thread overwrote is a miss, never a wrong
-    /// answer.
+    /// built. The answer is kept per class, process-wide (`_injection_disposable_class_lookup`): the
+    /// dynamic cast costs far more than the lookup, and the first one of a class scans every conformance
+    /// in the process (tens of microseconds on Linux), which the first eviction pays, not the launch.
+    @inline(__always)
     static func isDisposable(_ object: AnyObject) -> Bool {
         let type = UInt(bitPattern: ObjectIdentifier(Swift.type(of: object)))
-        let set = Int(truncatingIfNeeded: (UInt64(truncatingIfNeeded: type) &* 0x9E37_79B9_7F4A_7C15) &>> 52)
-        let ways = UnsafeMutablePointer<UInt64>(bitPattern: disposableClasses).unsafelyUnwrapped + 2 &* set
-        for way in 0..<2 {
-            let entry = UInt(truncatingIfNeeded: _injection_load_u64(ways + way))
-            if entry & ~1 == type { return entry & 1 != 0 }
+        switch _injection_disposable_class_lookup(type) {
+        case 1: return false
+        case 2: return true
+        default: return learnIsDisposable(object, type: type)
         }
-        let isDisposable = object is any InjectionDisposable
-        // Into an empty way if there is one, else over the way the class's address picks.
-        let way = _injection_load_u64(ways) == 0 ? 0 : Int(truncatingIfNeeded: type >> 4 & 1)
-        _injection_store_u64(ways + way, UInt64(truncatingIfNeeded: type | (isDisposable ? 1 : 0)))
-        return isDisposable
     }
 
-    /// The address of ``isDisposable(_:)``'s table: 8,192 words, zeroed (no class).
-    private static let disposableClasses: UInt = {
-        let table = UnsafeMutablePointer<UInt64>.allocate(capacity: 8192)
-        table.initialize(repeating: 0, count: 8192)
-        return UInt(bitPattern: table)
-    }()
+    /// ``isDisposable(_:)`` for a class the table has no answer for: asked, then remembered.
+    @inline(never)
+    private static func learnIsDisposable(_ object: AnyObject, type: UInt) -> Bool {
+        let isDisposable = object is any InjectionDisposable
+        _injection_disposable_class_remember(type, isDisposable ? 1 : 0)
+        return isDisposable
+    }
 
     /// `value` as a class instance (an optional's wrapped one), or `nil` for a value type or `nil`.
     static func object<Value>(_ value: Value) -> AnyObject? {
@@ -335,12 +328,7 @@ final class Registration: @unchecked Sendable {
 
     /// How long a built instance is kept.
     var lifetime: InjectionLifetime {
-        switch traits & Self.lifetimeMask {
-        case 0x00: .scoped
-        case 0x10: .singleton
-        case 0x20: .transient
-        default: .weak
-        }
+        @inline(__always) get { unsafeBitCast(traits &>> 4 & 3, to: InjectionLifetime.self) }
     }
 
     private struct Flags: OptionSet {
@@ -602,8 +590,6 @@ final class Registration: @unchecked Sendable {
     }
 
     private static let kindMask: UInt8 = 0x3
-    /// The ``lifetime``: 0 `.scoped`, 1 `.singleton`, 2 `.transient`, 3 `.weak`, shifted into bits 4-5.
-    private static let lifetimeMask: UInt8 = 0x30
     /// ``factory`` is a ``Rare``.
     private static let hasRareBit: UInt8 = 0x8
     private static let ownsInstancesBit: UInt8 = 0x80
@@ -668,12 +654,9 @@ final class Registration: @unchecked Sendable {
         // A small value (two words or fewer, aligned to a word at most: a class instance, a class-bound
         // protocol's, a `String`) fits ``slot``.
         let storesInline = Box.isSmall(Value.self) && (lifetime == .scoped || lifetime == .singleton)
-        let lifetimeBits: UInt8 = switch lifetime {
-        case .scoped: 0x00
-        case .singleton: 0x10
-        case .transient: 0x20
-        case .weak: 0x30
-        }
+        // The enum's own byte, which ``lifetime`` casts back: its four cases are 0 to 3.
+        let lifetimeBits = unsafeBitCast(lifetime, to: UInt8.self) &<< 4
+        assert(lifetimeBits & ~0x30 == 0, "Injection: a lifetime that does not fit its two bits of the traits")
         return kind.rawValue | lifetimeBits | (ownsInstances ? ownsInstancesBit : 0) | (storesInline ? storesInlineBit : 0)
             | (_isOptional(Value.self) ? isOptionalBit : 0)
     }

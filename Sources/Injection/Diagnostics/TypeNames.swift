@@ -77,17 +77,10 @@ final class TypeNames: @unchecked Sendable {  // `cache`: under `lock`.
 
     // MARK: The files that register
 
-    /// The files registrations came from, in the order first seen (index 0: none), and each one's index.
-    private static let files = LockedState((list: [UnsafePointer<UInt8>?](repeating: nil, count: 1), indices: [UnsafePointer<UInt8>: UInt16]()))
-
-    /// The address of a word holding the file interned last: its address shifted up 16 bits and its
-    /// index in the low 16 (0: none yet). Registrations come in runs from one file, so this answers
-    /// nearly every one without the lock.
-    private static let lastFile: UInt = {
-        let word = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
-        word.initialize(to: 0)
-        return UInt(bitPattern: word)
-    }()
+    /// The addresses of the files registrations came from, in the order first seen (index 0: none). An
+    /// array of words searched in order, not a dictionary: at launch a process pays for a generic type's
+    /// metadata the first time it uses it, more than the few searches a run of registrations makes.
+    private static let files = LockedState<[UInt]>([0])
 
     /// The index a registration keeps for the file that registered it (two bytes, where the `#fileID`
     /// literal's address takes eight; see ``file(at:)``). 0 for a literal without an address (a single
@@ -95,32 +88,28 @@ final class TypeNames: @unchecked Sendable {  // `cache`: under `lock`.
     @inline(__always)
     static func fileIndex(of file: StaticString) -> UInt16 {
         guard file.hasPointerRepresentation else { return 0 }
-        let last = _injection_load_u64(UnsafeMutablePointer(bitPattern: lastFile).unsafelyUnwrapped)
-        if last >> 16 == UInt64(UInt(bitPattern: file.utf8Start)) { return UInt16(truncatingIfNeeded: last) }
-        return intern(file.utf8Start)
+        let last = _injection_file_index_last(file.utf8Start)
+        return last >= 0 ? UInt16(truncatingIfNeeded: last) : intern(file.utf8Start)
     }
 
     /// ``fileIndex(of:)`` for a file other than the last one: looked up, or added, under the lock.
     @inline(never)
     private static func intern(_ file: UnsafePointer<UInt8>) -> UInt16 {
+        let address = UInt(bitPattern: file)
         let index = files.withLock { files -> UInt16 in
-            if let index = files.indices[file] { return index }
-            guard files.list.count <= Int(UInt16.max) else { return 0 }
-            let index = UInt16(files.list.count)
-            files.list.append(file)
-            files.indices[file] = index
-            return index
+            if let index = files.firstIndex(of: address) { return UInt16(index) }
+            guard files.count <= Int(UInt16.max) else { return 0 }
+            files.append(address)
+            return UInt16(files.count - 1)
         }
-        let address = UInt64(UInt(bitPattern: file))
-        if address >> 48 == 0 {  // Every address a process maps its files at today: it fits beside the index.
-            _injection_store_u64(UnsafeMutablePointer(bitPattern: lastFile).unsafelyUnwrapped, address << 16 | UInt64(index))
-        }
+        _injection_file_index_remember(file, index)
         return index
     }
 
     /// The file ``fileIndex(of:)`` gave `index` for, as `#fileID` wrote it.
     static func file(at index: UInt16) -> String {
-        files.withLock { $0.list[Int(index)] }.map { String(cString: $0) } ?? "an unnamed file"
+        let address = files.withLock { $0[Int(index)] }
+        return UnsafePointer<UInt8>(bitPattern: address).map { String(cString: $0) } ?? "an unnamed file"
     }
 
     /// Whether `type` is `private` or `fileprivate` (or local), so its name can be written only where it is declared.
