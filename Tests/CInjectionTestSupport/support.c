@@ -1,5 +1,6 @@
 #include "CInjectionTestSupport.h"
 #include <pthread.h>
+#include <stdatomic.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,4 +58,12 @@ int test_fork_and_check(_Bool (*check_in_child)(void)) {
         if (errno != EINTR) return -1;
     }
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int64_t test_atomic_load(const int64_t *word) {
+    return atomic_load_explicit((const _Atomic int64_t *)word, memory_order_acquire);
+}
+
+void test_atomic_store(int64_t *word, int64_t value) {
+    atomic_store_explicit((_Atomic int64_t *)word, value, memory_order_release);
 }

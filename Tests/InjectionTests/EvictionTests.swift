@@ -47,6 +47,31 @@ private final class ClosingConnection: Connection, InjectionDisposable {
     func dispose() { disposals.increment() }
 }
 
+private final class DisposeMarker: Sendable {}
+private final class CountedDisposable: InjectionDisposable, @unchecked Sendable {
+    let disposals: Counter
+    init(disposals: Counter) { self.disposals = disposals }
+    func dispose() { disposals.increment() }
+}
+private let twiceDisposed = Collector<ObjectIdentifier>()
+/// Whose dispose() resets its own container and registers again in it.
+private final class ResettingDisposable: InjectionDisposable, @unchecked Sendable {
+    let disposals: Counter
+    unowned let container: InjectionContainer
+    init(disposals: Counter, container: InjectionContainer) {
+        self.disposals = disposals
+        self.container = container
+    }
+    private let own = Counter()
+    func dispose() {
+        disposals.increment()
+        if own.increment() > 1 { twiceDisposed.append(ObjectIdentifier(self)) }
+        container.resetCurrentContainer()
+        container.register(DisposeMarker.self) { DisposeMarker() }
+        _ = try? container.resolve(DisposeMarker.self)
+    }
+}
+
 /// A class per pair of types: `Paired<A, B>` and `KeptPaired<A, B>` make thousands of classes at run time.
 private final class Paired<A, B>: Connection, InjectionDisposable {
     let disposals: Counter
@@ -258,5 +283,40 @@ struct EvictionTests {
         #expect(try container.resolve(PinScoped.self) === beforeVerify)
         container.resetCurrentContainer()
         #expect(try container.resolve(PinScoped.self) !== beforeVerify)
+    }
+
+    @Test("dispose() runs at most once per instance, and does not deadlock resetting its own container, while threads race resets, unregisters and re-registrations; never for a supplied or .weak instance")
+    func disposeRunsExactlyOnce() {
+        let container = InjectionContainer()
+        let disposals = Counter(), built = Counter()
+        let supplied = Counter(), weak = Counter()
+        container.register(CountedDisposable.self, instance: CountedDisposable(disposals: supplied))
+        enum WeakKey: InjectionKey { typealias Value = CountedDisposable }
+        container.register(WeakKey.self, lifetime: .weak) { CountedDisposable(disposals: weak) }
+        let factory: @Sendable () -> ResettingDisposable = { [unowned container] in
+            built.increment()
+            return ResettingDisposable(disposals: disposals, container: container)
+        }
+        container.register(ResettingDisposable.self, factory: factory)
+        let finished = runOnThreads(4) { index in
+            for round in 0..<200 {
+                let held = try? container.resolve(WeakKey.self)
+                _ = try? container.resolve(ResettingDisposable.self)
+                _ = try? container.resolve(CountedDisposable.self)
+                switch (index + round) % 3 {
+                case 0: container.resetCurrentContainer()
+                case 1: container.unregister(ResettingDisposable.self)
+                default: break
+                }
+                container.register(ResettingDisposable.self, factory: factory)
+                withExtendedLifetime(held) {}
+            }
+        }
+        #expect(finished)
+        container.removeAll()
+        #expect(twiceDisposed.values.isEmpty)
+        #expect(disposals.value > 0 && disposals.value <= built.value)  // Builds that lost their scope are never cached.
+        #expect(supplied.value == 0)
+        #expect(weak.value == 0)
     }
 }

@@ -24,6 +24,15 @@ private actor Counter2 {
     }
 }
 
+private final class Tagged: Sendable {
+    let tag: Int
+    init(tag: Int) { self.tag = tag }
+}
+private final class TaggedHolder: Sendable {
+    let tagged: Tagged
+    init(tagged: Tagged = Inject()) { self.tagged = tagged }
+}
+
 @Suite("Isolated containers")
 struct IsolationTests {
     @Test("100 concurrent tasks each see only their own registration")
@@ -146,5 +155,37 @@ struct IsolationTests {
         }
         #expect(done.wait())
         #expect(names.values == ["from container"])
+    }
+
+    @Test("two bound containers: one resetting and re-registering never shows through Inject, InjectLazy, InjectProvider, tasks or a thread of the other")
+    func boundContainersDoNotLeakIntoEachOther() async {
+        let containers = [InjectionContainer(), InjectionContainer()]
+        for (tag, container) in containers.enumerated() {
+            container.register(Tagged.self) { Tagged(tag: tag) }
+            container.register(TaggedHolder.self, lifetime: .transient) { TaggedHolder() }
+        }
+        let wrong = Collector<String>()
+        await withTaskGroup(of: Void.self) { group in
+            for (tag, container) in containers.enumerated() {
+                group.addTask {
+                    await InjectionManager.withContainer(container) {
+                        for round in 0..<300 {
+                            if tag == 0 {
+                                InjectionManager.resetCurrentContainer {
+                                    InjectionManager.register(Tagged.self) { Tagged(tag: tag) }
+                                }
+                                if round % 3 == 0 { InjectionManager.resetCurrentContainer() }
+                            }
+                            let lazy = InjectLazy(Tagged.self), provider = InjectProvider(Tagged.self)
+                            let fromTask = await Task { Inject(TaggedHolder.self).tagged.tag }.value
+                            let fromThread = await onOwnThread { (try? container.resolve(TaggedHolder.self))?.tagged.tag ?? -1 }
+                            let seen = [Inject(Tagged.self).tag, lazy.value.tag, provider.value.tag, fromTask, fromThread]
+                            if seen.contains(where: { $0 != tag }) { wrong.append("container \(tag) saw \(seen)") }
+                        }
+                    }
+                }
+            }
+        }
+        #expect(wrong.values.isEmpty, "\(wrong.values.prefix(3))")
     }
 }

@@ -104,13 +104,15 @@ extension InjectionContainer {
         guard edges.contains(where: { $0.to == type }) else { return }
         // Holders reach the type directly, or through types that keep nothing (transients, such as an
         // `implements` alias), which are followed to whoever cached them.
+        var keptAlive: [AnyObject] = []  // Live weak instances, released after unlocking.
+        defer { _ = keptAlive }
         let cached = state.withLock { state -> [AnyType] in
             var holders: [AnyType] = [], seen: Set<AnyType> = [type], frontier = [type]
             while let reached = frontier.popLast() {
                 for edge in edges where edge.to == reached && !seen.contains(edge.from) {
                     seen.insert(edge.from)
                     guard let registration = state.registrations[edge.from] else { continue }
-                    if registration.hasLiveInstance {
+                    if registration.hasLiveInstance(keepingAliveIn: &keptAlive) {
                         holders.append(edge.from)
                     } else if registration.lifetime == .transient {
                         frontier.append(edge.from)
@@ -175,10 +177,11 @@ extension InjectionContainer {
         let retiring = evicted.compactMap { evicted in
             evicted.isTracked ? evicted.object.map { WeakReference($0, type: evicted.type) } : nil
         }
-        observations.withLock { observations in
-            observations.retired.removeAll { $0.object == nil }
-            observations.retired += retiring
+        let alive = observations.withLock { observations in
+            defer { observations.retired += retiring }
+            return observations.forgetDeadRetired()
         }
+        _ = alive
     }
 
     /// In a `verify()` copy: fails the builds of the resolution `frame` belongs to, so nothing waits for
@@ -219,11 +222,11 @@ extension InjectionContainer {
     /// Only class instances can be tracked, and only while ``tracksEvictedInstances`` is on.
     /// Each entry is the instance's registered type (or key) name, once per live instance.
     public func liveInstancesFromPreviousScopes() -> [String] {
-        let live = observations.withLock { observations -> [AnyType] in
-            observations.retired.removeAll { $0.object == nil }
-            return observations.retired.map(\.type)
+        let (live, alive) = observations.withLock { observations in
+            let alive = observations.forgetDeadRetired()
+            return (observations.retired.map(\.type), alive)
         }
-        return live.map(names.name).sorted()
+        return withExtendedLifetime(alive) { live.map(names.name).sorted() }
     }
 }
 
@@ -236,4 +239,16 @@ struct Observations {
     var tracksEvictions = _isDebugAssertConfiguration()
     /// The types whose stale dependents were reported: each is reported once.
     var reportedStale: Set<AnyType> = []
+
+    /// Drops the retired instances that are gone; returns the others, which reading took a strong
+    /// reference to: the caller releases them after unlocking, as the last reference may be among them.
+    mutating func forgetDeadRetired() -> [AnyObject] {
+        var alive: [AnyObject] = []
+        retired.removeAll { retired in
+            guard let object = retired.object else { return true }
+            alive.append(object)
+            return false
+        }
+        return alive
+    }
 }

@@ -72,7 +72,14 @@ public enum InjectionManager {
     /// release builds. Tests can install a handler that records.
     public static var diagnosticsHandler: @Sendable (String) -> Void {
         get { handler.withLock { $0 } }
-        set { handler.withLock { $0 = newValue } }
+        set {
+            // The old handler goes after unlocking: what it captures may install a handler in its deinit.
+            let replaced = handler.withLock { handler in
+                defer { handler = newValue }
+                return handler
+            }
+            _ = replaced
+        }
     }
 
     private static let defaultDiagnosticsHandler: @Sendable (String) -> Void = { line in

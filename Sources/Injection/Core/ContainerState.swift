@@ -246,7 +246,7 @@ struct ContainerState {
         guard let old = replaced else { return nil }
         var evictions = Evictions()
         if old.resettablePosition >= 0 { unlistResettable(at: Int(old.resettablePosition)) }
-        evictions.replacedHeldInstances = old.hasLiveInstance || old.lifetime == .transient
+        evictions.replacedHeldInstances = old.hasLiveInstance(keepingAliveIn: &evictions.released) || old.lifetime == .transient
         evictions.empty(old)
         evictions.released.append(old)
         return evictions
@@ -290,8 +290,9 @@ struct ContainerState {
             // finished its construction.
             evictions.takeInstance(of: registration, isTold: false)
         }
-        if let object = registration.weakInstance?.object, object === instance.object {
-            registration.weakInstance = nil
+        if let object = registration.weakInstance?.object {
+            if object === instance.object { registration.weakInstance = nil }
+            evictions.released.append(object)  // The strong reference the read took may be the last.
         }
         evictions.uncache(registration)
         return evictions

@@ -358,8 +358,15 @@ final class Registration: @unchecked Sendable {
     var hasInstance: Bool { self[.hasInstance] }
 
     /// Whether an instance is cached, or held weakly and still alive: what instances built with this
-    /// registration may hold. Under the container's lock.
-    var hasLiveInstance: Bool { lifetime == .weak ? weakInstance?.object != nil : hasInstance }
+    /// registration may hold. Under the container's lock. Reading a weak reference takes a strong one,
+    /// which may turn out to be the last: a live weak instance is appended to `keptAlive`, to be released
+    /// after unlocking, so its `deinit` never runs under the lock.
+    func hasLiveInstance(keepingAliveIn keptAlive: inout [AnyObject]) -> Bool {
+        guard lifetime == .weak else { return hasInstance }
+        guard let object = weakInstance?.object else { return false }
+        keptAlive.append(object)
+        return true
+    }
 
     /// Whether the value type is an `Optional` (whose `nil` is never cached).
     var isOptional: Bool { traits & Self.isOptionalBit != 0 }

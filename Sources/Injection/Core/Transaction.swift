@@ -54,11 +54,16 @@ final class Transaction: @unchecked Sendable {  // `operations` and `isCommitted
         lock.withLock { isCommitted ? nil : operations.count }
     }
 
-    /// Drops every operation recorded since `mark`: a nested block threw, so none of it may land.
+    /// Drops every operation recorded since `mark`: a nested block threw, so none of it may land. The
+    /// registrations they hold are released after unlocking: a deinit of what a factory captures, or of a
+    /// supplied instance, may use the container or the block.
     func discard(since mark: Int) {
-        lock.withLock {
-            if !isCommitted { operations.removeSubrange(mark...) }
+        let discarded = lock.withLock { () -> ArraySlice<Operation> in
+            guard !isCommitted else { return [] }
+            defer { operations.removeSubrange(mark...) }
+            return operations[mark...]
         }
+        _ = discarded
     }
 
     /// Appends `operation`, or returns `false` once the transaction is committed (a task that outlived

@@ -27,4 +27,10 @@ void test_thread_run_and_join(test_thread_body _Nonnull body, void *_Nullable co
 /// the child's exit status, or -1 if it did not exit normally.
 int test_fork_and_check(_Bool (*_Nonnull check)(void));
 
+/// Loads, with acquire ordering, a word written only with `test_atomic_store`.
+int64_t test_atomic_load(const int64_t *_Nonnull word);
+
+/// Stores, with release ordering, a word other threads read with `test_atomic_load`.
+void test_atomic_store(int64_t *_Nonnull word, int64_t value);
+
 #endif

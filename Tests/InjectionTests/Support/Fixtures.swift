@@ -170,6 +170,18 @@ final class Collector<Value>: @unchecked Sendable {
     var values: [Value] { lock.withLock { items } }
 }
 
+/// An integer threads read and write without a lock, for spin-waits between two threads (acquire loads,
+/// release stores; through the C test support, as `Synchronization.Atomic` needs macOS 15).
+final class AtomicWord: @unchecked Sendable {  // Self-synchronised.
+    private let word = UnsafeMutablePointer<Int64>.allocate(capacity: 1)
+    init(_ value: Int) { word.initialize(to: Int64(value)) }
+    deinit { word.deallocate() }
+    var value: Int {
+        get { Int(test_atomic_load(word)) }
+        set { test_atomic_store(word, Int64(newValue)) }
+    }
+}
+
 /// A gate that, once opened, stays open for every waiter.
 final class Latch: @unchecked Sendable {
     private let condition = NSCondition()
