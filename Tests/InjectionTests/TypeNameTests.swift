@@ -1,5 +1,5 @@
 import Foundation
-import Injection
+@_spi(Testing) import Injection
 import InjectionTesting
 import Testing
 
@@ -70,6 +70,25 @@ struct TypeNameTests {
         #expect(container.dependencyGraph().nodes.map(\.name).filter { $0.contains("Cache") }.sorted() == expected)
         let copy = InjectionContainer(copying: container)
         #expect(copy.dependencyGraph().nodes.map(\.name).filter { $0.contains("Cache") }.sorted() == expected)
+    }
+
+    @Test("each type's name is worked out once, however often registering again invalidates the names a failing resolve needs")
+    func namesAreWorkedOutOncePerType() {
+        struct Tag<Wrapped>: Sendable {}
+        func register(_ type: Any.Type, in container: InjectionContainer) {
+            func open<Wrapped>(_: Wrapped.Type) { container.register(Tag<Wrapped>.self) { Tag<Wrapped>() } }
+            _openExistential(type, do: open)
+        }
+        let wrapped: [Any.Type] = [Int.self, String.self, Double.self, Bool.self, [Int].self, [String].self, Int?.self, Float.self]
+        let container = InjectionContainer()
+        for type in wrapped { register(type, in: container) }
+        for round in 0..<40 {
+            register(wrapped[round % wrapped.count], in: container)  // Registering again: the names are stale.
+            let error = #expect(throws: InjectionError.self) { try container.resolve(Unregistered.self) }
+            #expect(error?.kind == .notRegistered)
+            #expect(error?.description.contains("Unregistered is private") == true)
+        }
+        #expect(InjectionProbe.typeNamesWorkedOut(in: container) == wrapped.count)
     }
 
     @Test("a missing private type is named without an address, and the fix says where it compiles")

@@ -303,8 +303,8 @@ final class Registration: @unchecked Sendable {
     /// change under the lock.
     private let traits: UInt8
     @exclusivity(unchecked) private var flags: Flags = [.recordsEdges]
-    /// The file that registered it, as ``TypeNames/fileIndex(of:)`` interned it. See ``file``.
-    private let fileIndex: UInt16
+    /// The file that registered it, as ``TypeNames/fileIndex(of:)`` interned it (``TypeNames/file(at:)``).
+    let fileIndex: UInt16
     /// The container's bookkeeping, in one word: the low 24 bits are one more than where the key is in
     /// ``ContainerState``'s resettable list, or 0 if it is not listed (see ``resettablePosition``); the
     /// high 8 count the instances stored (see ``stores``).
@@ -632,9 +632,6 @@ final class Registration: @unchecked Sendable {
 
     /// The type of the values made: `Value` of the generic initializer.
     var valueType: Any.Type { rare?.valueType ?? type.type }
-
-    /// The file that registered it: messages and the graph name it for a `private` type.
-    var file: String { TypeNames.file(at: fileIndex) }
 
     typealias PostConstruct = @Sendable (Box) throws -> Void
 

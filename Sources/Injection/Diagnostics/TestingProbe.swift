@@ -43,6 +43,12 @@
         container.state.withLock { $0.registrations[AnyType(type)] }
     }
 
+    /// How many types' names `container` worked out for its messages and graph: each type once, however
+    /// often the registrations change.
+    public static func typeNamesWorkedOut(in container: InjectionContainer) -> Int {
+        container.names.spellingsWorkedOut
+    }
+
     /// Whether the calling thread has the library's per-thread state (made by its first resolve).
     public static var currentThreadHasState: Bool { ThreadState.current != nil }
 

@@ -15,15 +15,25 @@ final class TypeNames: @unchecked Sendable {  // `cache`: under `lock`.
         var generation: UInt64
         /// Short name → the qualified names of the registered types with it.
         var qualifiedNames: [String: [String]]
-        /// The file that registered each type.
-        var files: [ObjectIdentifier: String]
+        /// The file that registered each type, as ``fileIndex(of:)`` interned it.
+        var files: [ObjectIdentifier: UInt16]
         /// The types registered in more than one role: as themselves, as a key, as a builder.
         var multiRole: Set<ObjectIdentifier>
+        /// Each type's written and qualified names, worked out once and kept across changes of the
+        /// registrations (a type's name never changes): a change costs a lookup per registered type, not a
+        /// `String(reflecting:)` and a parse, which made alternating registers and failing resolves quadratic
+        /// in the names worked out.
+        var spelled: [ObjectIdentifier: Spelling]
     }
+
+    /// A type's names: as code outside its module writes it, and qualified by its module.
+    private typealias Spelling = (written: String, qualified: String)
 
     private let state: LockedState<ContainerState>
     private let lock = Lock()
     private var cache: Cache?
+    /// How many types' names were worked out (see ``Cache/spelled``): for tests.
+    private var spellings = 0
 
     /// The names of the types registered in `state`.
     init(_ state: LockedState<ContainerState>) {
@@ -42,13 +52,21 @@ final class TypeNames: @unchecked Sendable {  // `cache`: under `lock`.
 
     /// The readable name of `type`.
     func name(of type: Any.Type) -> String {
-        let short = Self.written(type), qualified = Self.readable(String(reflecting: type))
         let cache = current()
+        let (short, qualified) = cache.spelled[ObjectIdentifier(type)] ?? Self.spelling(of: type)
         let others = cache.qualifiedNames[short] ?? [], file = cache.files[ObjectIdentifier(type)]
         // Another type with the same readable qualified name: two private types, in different files.
         let twins = others.filter { $0 == qualified }.count - (file == nil ? 0 : 1)
-        if twins > 0 { return qualified + " (private, registered in \(file ?? "no file: not registered"))" }
+        if twins > 0 { return qualified + " (private, registered in \(file.map(Self.file(at:)) ?? "no file: not registered"))" }
         return Set(others + [qualified]).count > 1 ? qualified : short
+    }
+
+    /// How many types' names this container worked out: each type once, however often its registrations
+    /// change.
+    var spellingsWorkedOut: Int { lock.withLock { spellings } }
+
+    private static func spelling(of type: Any.Type) -> Spelling {
+        (written(type), readable(String(reflecting: type)))
     }
 
     /// The names for the current registrations. Takes the container's lock, then (never inside it) its own.
@@ -58,20 +76,29 @@ final class TypeNames: @unchecked Sendable {  // `cache`: under `lock`.
             (state.generation, known?.generation == state.generation ? nil : state.registrations.values)
         }
         if let known, registrations == nil { return known }
-        var files: [ObjectIdentifier: String] = [:]
+        var files: [ObjectIdentifier: UInt16] = [:]
         var names: [String: [String]] = [:]
         var multiRole: Set<ObjectIdentifier> = []
+        var spelled = known?.spelled ?? [:], spellings = 0
         for registration in registrations ?? [] {
+            let type = ObjectIdentifier(registration.type.type)
             // A class registered both as itself and as a key is one type.
-            guard files.updateValue(registration.file, forKey: ObjectIdentifier(registration.type.type)) == nil else {
-                multiRole.insert(ObjectIdentifier(registration.type.type))
+            guard files.updateValue(registration.fileIndex, forKey: type) == nil else {
+                multiRole.insert(type)
                 continue
             }
-            names[Self.written(registration.type.type), default: []]
-                .append(Self.readable(String(reflecting: registration.type.type)))
+            if spelled[type] == nil {
+                spelled[type] = Self.spelling(of: registration.type.type)
+                spellings += 1
+            }
+            let spelling = spelled[type].unsafelyUnwrapped
+            names[spelling.written, default: []].append(spelling.qualified)
         }
-        let fresh = Cache(generation: generation, qualifiedNames: names, files: files, multiRole: multiRole)
-        lock.withLock { cache = fresh }
+        let fresh = Cache(generation: generation, qualifiedNames: names, files: files, multiRole: multiRole, spelled: spelled)
+        lock.withLock {
+            cache = fresh
+            self.spellings += spellings
+        }
         return fresh
     }
 
