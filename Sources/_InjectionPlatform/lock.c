@@ -4,6 +4,11 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#if defined(DEBUG)
+// How many of these locks the thread holds: debug builds only, for the tests' probe.
+static _Thread_local int locks_held = 0;
+#endif
+
 struct _injection_lock {
     pthread_mutex_t mutex;
     pthread_cond_t condition;
@@ -35,9 +40,15 @@ void _injection_lock_destroy(_injection_lock *lock) {
 
 void _injection_lock_lock(_injection_lock *lock) {
     _injection_check(pthread_mutex_lock(&lock->mutex), "pthread_mutex_lock");
+#if defined(DEBUG)
+    locks_held++;
+#endif
 }
 
 void _injection_lock_unlock(_injection_lock *lock) {
+#if defined(DEBUG)
+    locks_held--;
+#endif
     _injection_check(pthread_mutex_unlock(&lock->mutex), "pthread_mutex_unlock");
 }
 
@@ -47,4 +58,12 @@ void _injection_lock_wait(_injection_lock *lock) {
 
 void _injection_lock_broadcast(_injection_lock *lock) {
     _injection_check(pthread_cond_broadcast(&lock->condition), "pthread_cond_broadcast");
+}
+
+int _injection_locks_held(void) {
+#if defined(DEBUG)
+    return locks_held;
+#else
+    return -1;
+#endif
 }

@@ -1,3 +1,5 @@
+import _InjectionPlatform
+
 /// White-box access for the library's own tests, as SPI so that no test needs `@testable import`
 /// and a redesign of the internals changes this file only.
 ///
@@ -47,6 +49,14 @@
     /// often the registrations change.
     public static func typeNamesWorkedOut(in container: InjectionContainer) -> Int {
         container.names.spellingsWorkedOut
+    }
+
+    /// How many of the library's locks (a container's, a reset block's, the diagnostics handler's, the
+    /// registries') the calling thread holds: a `deinit` that finds one held runs under it. `nil` in
+    /// release builds, which do not count.
+    public static var locksHeldByCurrentThread: Int? {
+        let held = _injection_locks_held()
+        return held < 0 ? nil : Int(held)
     }
 
     /// Whether the calling thread has the library's per-thread state (made by its first resolve).

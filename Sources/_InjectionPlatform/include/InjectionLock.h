@@ -25,6 +25,10 @@ void _injection_lock_wait(_injection_lock *_Nonnull lock);
 /// Wakes every thread blocked in `_injection_lock_wait` on this lock.
 void _injection_lock_broadcast(_injection_lock *_Nonnull lock);
 
+/// How many of these locks the calling thread holds, in debug builds (a thread waiting in
+/// `_injection_lock_wait` counts the lock it waits on); -1 in release builds, which do not count.
+int _injection_locks_held(void);
+
 // Every function aborts with a message naming the failed call and its error code if the OS reports an
 // error (for example a debug build's error-checking mutex unlocked by a thread that does not hold it).
 
