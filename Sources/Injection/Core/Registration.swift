@@ -321,7 +321,10 @@ final class Registration: @unchecked Sendable {
     var resettablePosition: Int32 {
         get { Int32(bitPattern: bookkeeping & 0xFF_FFFF) - 1 }
         set {
-            precondition(newValue < 0xFF_FFFF, "Injection: more than 16,777,214 scoped and weak types cached in one container")
+            precondition(newValue < 0xFF_FFFF, """
+                Injection: one container cannot cache more than 16,777,214 .scoped and .weak types at once. \
+                Split the types across containers (InjectionManager.withContainer), or make the rarely used ones .transient.
+                """)
             bookkeeping = bookkeeping & 0xFF00_0000 | UInt32(bitPattern: newValue + 1) & 0xFF_FFFF
         }
     }
