@@ -67,4 +67,54 @@ struct RegistrationLayoutTests {
         }
         #expect(outcome == [])
     }
+
+    /// The same, when other resolves stored (and, their own `postConstruction` failing, evicted) the leaf
+    /// 255 times between the two evictions: store number 257 counts as 1 again in eight bits, as the
+    /// failed leaf #1 did, in the same scope. The second eviction must still spare leaf #257, which the
+    /// other thread was handed and which is the scope's leaf.
+    @Test(
+        "A failed postConstruction's second eviction spares the newer instance after 256 stores",
+        arguments: [InjectionLifetime.scoped, .singleton])
+    func secondEvictionSparesNewerInstanceAfterCountWraps(lifetime: InjectionLifetime) async {
+        let outcome = await onOwnThread { () -> [String] in
+            var problems: [String] = []
+            let container = InjectionContainer()
+            let builds = Counter()
+            container.register(StampLeaf.self, lifetime: lifetime) {
+                StampLeaf(serial: builds.increment())
+            } postConstruction: { leaf in
+                // #1 fails in the root's resolution; #2 to #256 in the other thread's; #257 succeeds.
+                if leaf.serial <= 256 { throw Refused() }
+            }
+            let fromOtherThread = Collector<StampLeaf>()
+            container.register(StampRoot.self) { [unowned container] in
+                StampRoot(leaf: try container.resolve(StampLeaf.self))
+            } postConstruction: { [unowned container] _ in
+                let done = Gate()
+                onThread {
+                    for _ in 0..<300 {
+                        if let leaf = try? container.resolve(StampLeaf.self) {
+                            fromOtherThread.append(leaf)
+                            break
+                        }
+                    }
+                    done.open()
+                }
+                done.wait()
+            }
+            do {
+                _ = try container.resolve(StampRoot.self)
+                problems.append("the root resolved, though its leaf's postConstruction threw")
+            } catch {}
+            guard let cached = fromOtherThread.values.first else { return problems + ["the other thread resolved no leaf"] }
+            if cached.serial != 257 { problems.append("the other thread got leaf #\(cached.serial), not #257") }
+            let again = try? container.resolve(StampLeaf.self)
+            if again !== cached {
+                problems.append("the leaf the other thread cached (#\(cached.serial)) was evicted: resolving again built #\(again?.serial ?? -1)")
+            }
+            if builds.value != 257 { problems.append("the leaf was built \(builds.value) times, not 257") }
+            return problems
+        }
+        #expect(outcome == [])
+    }
 }
