@@ -17,6 +17,49 @@ private final class StampRoot: Sendable {
     init(leaf: StampLeaf) { self.leaf = leaf }
 }
 
+/// Named as `Support/OtherCache.swift`'s private `Cache` is: the two are told apart by the registering file.
+private final class Cache: Sendable {}
+private enum LayoutCacheKey: InjectionKey { typealias Value = Cache }
+private protocol CacheProtocol: AnyObject, Sendable {}
+extension Cache: CacheProtocol {}
+
+/// Classes whose instances one registration hands out in turn: the disposable answer is per class.
+private class DisposableBase: InjectionDisposable, @unchecked Sendable {
+    let disposals: Counter
+    init(_ disposals: Counter) { self.disposals = disposals }
+    func dispose() { disposals.increment() }
+}
+private final class DisposableSub: DisposableBase, @unchecked Sendable {}
+private final class PlainObject: Sendable {}
+private final class GenericDisposable<T>: InjectionDisposable, @unchecked Sendable {
+    let disposals: Counter
+    init(_ disposals: Counter) { self.disposals = disposals }
+    func dispose() { disposals.increment() }
+}
+/// Disposable only as `ConditionalDisposable<Int>`.
+private final class ConditionalDisposable<T>: @unchecked Sendable {
+    let disposals: Counter
+    init(_ disposals: Counter) { self.disposals = disposals }
+}
+extension ConditionalDisposable: InjectionDisposable where T == Int {
+    func dispose() { disposals.increment() }
+}
+private final class DisposableFailure: Error, InjectionDisposable, @unchecked Sendable {
+    let disposals: Counter
+    init(_ disposals: Counter) { self.disposals = disposals }
+    func dispose() { disposals.increment() }
+}
+private enum AlternatingKey: InjectionKey { typealias Value = AnyObject }
+private enum OptionalDisposableKey: InjectionKey { typealias Value = DisposableBase? }
+private enum ErrorKey: InjectionKey { typealias Value = any Error }
+
+/// An instance of `GenericDisposable<[[...[Int]...]]>` (`depth` arrays) if `disposable`, else of
+/// `ConditionalDisposable` of that type (disposable only at depth 0): a class new to the process per depth.
+private func nestedInstance<T>(_: T.Type, depth: Int, disposable: Bool, _ disposals: Counter) -> AnyObject {
+    if depth > 0 { return nestedInstance([T].self, depth: depth - 1, disposable: disposable, disposals) }
+    return disposable ? GenericDisposable<T>(disposals) : ConditionalDisposable<T>(disposals)
+}
+
 @Suite("Registration layout")
 struct RegistrationLayoutTests {
     // MARK: The stores counter
@@ -116,5 +159,241 @@ struct RegistrationLayoutTests {
             return problems
         }
         #expect(outcome == [])
+    }
+
+    // MARK: The registering file, as an interned index
+
+    /// Each way of registering keeps the file it was given, the replaced registration's file goes with it,
+    /// and a copy of the container keeps them: a private type named like another is named with its file.
+    @Test("a private type's name follows the file of its current registration, whichever way it was registered")
+    func privateNameFollowsRegisteringFile() throws {
+        let container = InjectionContainer()
+        registerOtherFilesCache(in: container, file: "App/Other/Cache.swift")
+        func names(_ container: InjectionContainer) -> [String] {
+            container.dependencyGraph().nodes.map(\.name).filter { $0.contains("Cache (private") }.sorted()
+        }
+        func expected(_ file: String) -> [String] {
+            ["InjectionTests.Cache (private, registered in App/Other/Cache.swift)",
+             "InjectionTests.Cache (private, registered in \(file))"].sorted()
+        }
+        container.register(Cache.self, file: "App/One.swift") { Cache() }
+        #expect(names(container) == expected("App/One.swift"))
+        container.register(Cache.self, lifetime: .weak, file: "App/Two.swift") { Cache() }.postConstruction { _ in }
+        #expect(names(container) == expected("App/Two.swift"))
+        _ = try container.resolve(Cache.self)
+        container.register(Cache.self, instance: Cache(), file: "App/Three.swift").postConstruction { _ in }
+        #expect(names(container) == expected("App/Three.swift"))
+        _ = try container.resolve(Cache.self)
+        container.register(Cache.self, lifetime: .singleton, file: "App/Four.swift") { Cache() }
+            .implements((any CacheProtocol).self, file: "App/Alias.swift") { $0 }
+        #expect(names(container) == expected("App/Four.swift"))
+        let copy = InjectionContainer(copying: container)
+        #expect(names(copy) == expected("App/Four.swift"))
+        copy.register(Cache.self, lifetime: .transient, file: "App/Five.swift") { Cache() }
+        #expect(names(copy) == expected("App/Five.swift"))
+        #expect(names(container) == expected("App/Four.swift"), "registering in the copy renamed the original's")
+        container.resetCurrentContainer()
+        container.unregister(Cache.self)
+        // Its twin gone, the other is named as any type is.
+        let left = container.dependencyGraph().nodes.map(\.name).filter { $0.contains("Cache") }.sorted()
+        #expect(left == ["Cache", "CacheProtocol"], "\(left)")
+    }
+
+    /// Files first seen on many threads at once, interleaved with files seen before: every registration
+    /// keeps its own, and the last-file shortcut never hands one thread's index to another's file.
+    @Test("files interned on many threads at once: each registration keeps its own file")
+    func filesInternedOnManyThreads() {
+        let files: [StaticString] = [
+            "Layout/A.swift", "Layout/B.swift", "Layout/C.swift", "Layout/D.swift",
+            "Layout/E.swift", "Layout/F.swift", "Layout/G.swift", "Layout/H.swift",
+        ]
+        let problems = Collector<String>()
+        let finished = runOnThreads(4) { thread in
+            for round in 0..<150 {
+                let container = InjectionContainer()
+                registerOtherFilesCache(in: container, file: "Layout/Other.swift")
+                let file = files[(thread * 3 + round) % files.count]
+                container.register(Cache.self, file: file) { Cache() }
+                let name = container.dependencyGraph().nodes.map(\.name).first { $0.contains("Layout/") && !$0.contains("Other") }
+                let wanted = "InjectionTests.Cache (private, registered in \(file))"
+                if name != wanted { problems.append("thread \(thread), round \(round): \(name ?? "none"), not \(wanted)") }
+            }
+        }
+        #expect(finished)
+        #expect(problems.values.prefix(5) == [])
+    }
+
+    // MARK: The lifetime, in two bits of the traits
+
+    /// Every lifetime, registered every way, reads back as registered (the graph, and the behaviour:
+    /// cached or not, kept across a reset or not), before and after a copy.
+    @Test("every lifetime reads back from its two bits, for every way of registering", arguments: [
+        InjectionLifetime.scoped, .singleton, .transient, .weak,
+    ])
+    func lifetimeReadsBack(lifetime: InjectionLifetime) async throws {
+        let container = InjectionContainer()
+        container.register(Cache.self, lifetime: lifetime) { Cache() }
+        container.register(LayoutCacheKey.self, lifetime: lifetime) { Cache() }.postConstruction { _ in }
+        container.register(PlainObject.self, lifetime: lifetime, isolation: MainActor.shared) { PlainObject() }
+        container.register(StampLeaf.self, lifetime: lifetime) { () async in StampLeaf(serial: 0) }
+        let copy = InjectionContainer(copying: container)
+        for box in [container, copy] {
+            let lifetimes = Dictionary(uniqueKeysWithValues: box.dependencyGraph().nodes.map { ($0.name, $0.lifetime) })
+            for name in ["InjectionTests.Cache", "Cache", "LayoutCacheKey", "PlainObject", "StampLeaf"] where lifetimes[name] != nil {
+                #expect(lifetimes[name] == lifetime, "\(name): \(String(describing: lifetimes[name]))")
+            }
+            #expect(lifetimes.count == 4, "\(lifetimes)")
+            var kept: [AnyObject] = []
+            let first = try box.resolve(Cache.self), second = try box.resolve(Cache.self)
+            let firstKey = try box.resolve(LayoutCacheKey.self), secondKey = try box.resolve(LayoutCacheKey.self)
+            let firstAsync = try await box.resolveAsync(StampLeaf.self), secondAsync = try await box.resolveAsync(StampLeaf.self)
+            kept += [first, second, firstKey, secondKey, firstAsync, secondAsync]
+            #expect((first === second) == (lifetime != .transient))
+            #expect((firstKey === secondKey) == (lifetime != .transient))
+            #expect((firstAsync === secondAsync) == (lifetime != .transient))
+            box.resetCurrentContainer()
+            let afterReset = try box.resolve(Cache.self)
+            #expect((afterReset === first) == (lifetime == .singleton))
+            withExtendedLifetime(kept) {}
+        }
+    }
+
+    // MARK: Whether a class is disposable, remembered process-wide
+
+    /// One registration whose instances alternate between classes: disposable ones (a subclass of a
+    /// disposable class, a generic one, a conditional conformance that holds) and others (a plain class, a
+    /// conditional conformance that does not hold). Each eviction tells exactly the disposable ones, once.
+    @Test("dispose() reaches exactly the disposable instances when one registration's classes alternate")
+    func disposableAnswersPerClassWhenClassesAlternate() {
+        let container = InjectionContainer()
+        let disposals = Counter()
+        let serial = AtomicWord(0)
+        container.register(AlternatingKey.self) {
+            let next = serial.value
+            serial.value = next + 1
+            switch next % 6 {
+            case 0: return DisposableSub(disposals)
+            case 1: return PlainObject()
+            case 2: return GenericDisposable<Int>(disposals)
+            case 3: return ConditionalDisposable<String>(disposals)
+            case 4: return ConditionalDisposable<Int>(disposals)
+            default: return DisposableBase(disposals)
+            }
+        }
+        var expected = 0
+        for round in 0..<120 {
+            _ = try? container.resolve(AlternatingKey.self)
+            container.resetCurrentContainer()
+            if [0, 2, 4, 5].contains(round % 6) { expected += 1 }
+            if disposals.value != expected {
+                Issue.record("round \(round): \(disposals.value) disposals, not \(expected)")
+                return
+            }
+        }
+    }
+
+    /// An `Optional` and an `any Error` holding a disposable class instance are told, through a reset, an
+    /// unregister and a re-registration; a `nil` is never cached, so never told.
+    @Test("dispose() reaches a disposable instance inside an Optional or an any Error")
+    func disposableInsideOptionalAndError() throws {
+        let container = InjectionContainer()
+        let disposals = Counter()
+        let serial = AtomicWord(0)
+        container.register(OptionalDisposableKey.self) {
+            let next = serial.value
+            serial.value = next + 1
+            return next % 3 == 2 ? nil : (next % 3 == 0 ? DisposableSub(disposals) : DisposableBase(disposals))
+        }
+        container.register(ErrorKey.self) { DisposableFailure(disposals) }
+        var expected = 0
+        for round in 0..<30 {
+            let optional = try container.resolve(OptionalDisposableKey.self)
+            _ = try container.resolve(ErrorKey.self)
+            if optional != nil { expected += 1 }
+            expected += 1
+            switch round % 3 {
+            case 0: container.resetCurrentContainer()
+            case 1:
+                container.unregister(ErrorKey.self)
+                container.register(ErrorKey.self) { DisposableFailure(disposals) }
+                if optional != nil { container.resetCurrentContainer() }
+            default:
+                container.register(OptionalDisposableKey.self) {
+                    let next = serial.value
+                    serial.value = next + 1
+                    return next % 3 == 2 ? nil : (next % 3 == 0 ? DisposableSub(disposals) : DisposableBase(disposals))
+                }
+                container.resetCurrentContainer()
+            }
+            #expect(disposals.value == expected, "round \(round)")
+            if disposals.value != expected { return }
+        }
+    }
+
+    /// Classes new to the process (a generic class of a new type each time), learned by several threads
+    /// at once, each in a container of its own: each thread's disposable instances are each told once,
+    /// and the others never.
+    @Test("classes learned on several threads at once: each disposable instance told once, the others never")
+    func disposableClassesLearnedOnManyThreads() {
+        let threads = 4, depths = 40
+        let results = Collector<String>()
+        let finished = runOnThreads(threads) { thread in
+            let container = InjectionContainer()
+            let disposals = Counter()
+            let serial = AtomicWord(0)
+            container.register(AlternatingKey.self) {
+                let next = serial.value
+                serial.value = next + 1
+                // Depth next / 2; odd: the conditional class, not disposable beyond depth 0.
+                return nestedInstance(Int.self, depth: next / 2, disposable: next % 2 == 0, disposals)
+            }
+            var expected = 0
+            for next in 0..<(2 * depths) {
+                _ = try? container.resolve(AlternatingKey.self)
+                container.resetCurrentContainer()
+                if next % 2 == 0 || next / 2 == 0 { expected += 1 }
+            }
+            if disposals.value != expected { results.append("thread \(thread): \(disposals.value) disposals, not \(expected)") }
+        }
+        #expect(finished)
+        #expect(results.values == [])
+    }
+
+    /// Resolves of alternating classes race resets on other threads: no instance is told twice, and after
+    /// the race each one cached then is told once by the last reset.
+    @Test("alternating disposable classes under resets racing resolves: none told twice")
+    func alternatingDisposablesUnderRacingResets() {
+        final class Told: DisposableBase, @unchecked Sendable {
+            let times = AtomicWord(0)
+            override func dispose() {
+                super.dispose()
+                times.value += 1  // One thread tells it, if the container is right.
+            }
+        }
+        let container = InjectionContainer()
+        let disposals = Counter()
+        let made = Collector<AnyObject>()
+        let serial = AtomicWord(0)
+        let serialLock = NSLock()
+        container.register(AlternatingKey.self) {
+            let next = serialLock.withLock { () -> Int in
+                let next = serial.value
+                serial.value = next + 1
+                return next
+            }
+            let object: AnyObject = next % 2 == 0 ? Told(disposals) : PlainObject()
+            made.append(object)
+            return object
+        }
+        let finished = runOnThreads(3) { thread in
+            for _ in 0..<300 {
+                if thread == 0 { container.resetCurrentContainer() } else { _ = try? container.resolve(AlternatingKey.self) }
+            }
+        }
+        #expect(finished)
+        container.resetCurrentContainer()
+        let told = made.values.compactMap { $0 as? Told }
+        #expect(told.allSatisfy { $0.times.value <= 1 }, "an instance was told more than once")
+        #expect(disposals.value == told.reduce(0) { $0 + $1.times.value })
     }
 }
