@@ -60,6 +60,24 @@ private func nestedInstance<T>(_: T.Type, depth: Int, disposable: Bool, _ dispos
     return disposable ? GenericDisposable<T>(disposals) : ConditionalDisposable<T>(disposals)
 }
 
+/// Resolves from its container when it goes: a release under a library lock would deadlock or trap.
+private final class ResolvesOnDeinit: @unchecked Sendable {
+    unowned let container: InjectionContainer
+    let deinits: Counter
+    init(_ container: InjectionContainer, _ deinits: Counter) {
+        self.container = container
+        self.deinits = deinits
+    }
+    deinit {
+        _ = try? container.resolve(PlainObject.self)
+        deinits.increment()
+    }
+}
+@MainActor private final class MainModel {
+    let serial: Int
+    init(serial: Int) { self.serial = serial }
+}
+
 @Suite("Registration layout")
 struct RegistrationLayoutTests {
     // MARK: The stores counter
@@ -395,5 +413,118 @@ struct RegistrationLayoutTests {
         let told = made.values.compactMap { $0 as? Told }
         #expect(told.allSatisfy { $0.times.value <= 1 }, "an instance was told more than once")
         #expect(disposals.value == told.reduce(0) { $0 + $1.times.value })
+    }
+
+    // MARK: Threads exiting, main-actor factories
+
+    /// Short-lived threads fill their caches (scoped instances, transients, an instance whose deinit
+    /// resolves) and exit, while another thread resets, registers again and unregisters the same keys: no
+    /// hang, no crash, every resolve typed right, and every instance released, outside every lock.
+    @Test("threads exit while resets and re-registrations evict their cache entries")
+    func threadsExitWhileResetsEvict() {
+        let container = InjectionContainer()
+        let deinits = Counter(), built = Counter()
+        @Sendable func registerAll() {
+            container.register(StampLeaf.self) { StampLeaf(serial: built.increment()) }
+            container.register(PlainObject.self, lifetime: .transient) { PlainObject() }
+            container.register(ResolvesOnDeinit.self) { [unowned container] in ResolvesOnDeinit(container, deinits) }
+            container.register(Cache.self, lifetime: .weak) { Cache() }
+        }
+        registerAll()
+        let stop = AtomicWord(0)
+        let changes = Gate()
+        onThread {
+            var round = 0
+            while stop.value == 0 {
+                switch round % 4 {
+                case 0: container.resetCurrentContainer()
+                case 1: registerAll()
+                case 2:
+                    container.unregister(ResolvesOnDeinit.self)
+                    container.register(ResolvesOnDeinit.self) { [unowned container] in ResolvesOnDeinit(container, deinits) }
+                default: container.resetCurrentContainer { registerAll() }
+                }
+                round += 1
+            }
+            changes.open()
+        }
+        let wrong = Collector<String>()
+        var finished = true
+        for _ in 0..<25 {
+            finished = runOnThreads(4, timeout: 10) { _ in
+                for _ in 0..<3 {
+                    if let leaf = try? container.resolve(StampLeaf.self), leaf.serial <= 0 { wrong.append("leaf #\(leaf.serial)") }
+                    _ = try? container.resolve(PlainObject.self)
+                    _ = try? container.resolve(ResolvesOnDeinit.self)
+                    _ = try? container.resolve(Cache.self)
+                }
+            } && finished
+            if !finished { break }
+        }
+        stop.value = 1
+        #expect(changes.wait())
+        #expect(finished, "a thread hung")
+        #expect(wrong.values == [])
+        container.resetCurrentContainer()
+        container.unregister(ResolvesOnDeinit.self)
+        #expect(container.liveInstancesFromPreviousScopes().filter { $0.contains("ResolvesOnDeinit") } == [])
+    }
+
+    /// Tasks hop to the main actor for a main-actor factory; half of them are cancelled before they
+    /// start. Cancellation is not the factory's concern: every task gets the scope's one instance, built
+    /// once per scope.
+    @Test("resolveAsync of a main-actor type from cancelled and live tasks: one instance per scope, built once")
+    func mainActorResolveFromCancelledTasks() async {
+        let container = InjectionContainer()
+        let builds = Counter()
+        container.register(MainModel.self, isolation: MainActor.shared) { MainModel(serial: builds.increment()) }
+        for round in 1...10 {
+            var tasks: [Task<Int, any Error>] = []
+            for index in 0..<8 {
+                let task = Task.detached { try await container.resolveAsync(MainModel.self).serial }
+                if index % 2 == 0 { task.cancel() }
+                tasks.append(task)
+            }
+            var serials: Set<Int> = []
+            for task in tasks {
+                do { serials.insert(try await task.value) } catch { Issue.record("round \(round): \(error)") }
+            }
+            #expect(serials == [round], "round \(round): \(serials)")
+            #expect(builds.value == round)
+            container.resetCurrentContainer()
+        }
+    }
+
+    /// A main-actor factory that gives up when its caller is cancelled: the build fails for that caller
+    /// alone; the tasks that were not cancelled build it again and share it.
+    @Test("a main-actor factory that throws for a cancelled caller fails that caller only")
+    func mainActorFactoryCancelledCaller() async {
+        let container = InjectionContainer()
+        let builds = Counter()
+        container.register(MainModel.self, isolation: MainActor.shared) {
+            if Task.isCancelled { throw CancellationError() }
+            return MainModel(serial: builds.increment())
+        }
+        for round in 1...10 {
+            var tasks: [(cancelled: Bool, task: Task<Int, any Error>)] = []
+            for index in 0..<6 {
+                let task = Task.detached { try await container.resolveAsync(MainModel.self).serial }
+                if index % 3 == 0 { task.cancel() }
+                tasks.append((index % 3 == 0, task))
+            }
+            var serials: Set<Int> = []
+            for (cancelled, task) in tasks {
+                do {
+                    serials.insert(try await task.value)
+                } catch let error as InjectionError {
+                    if !cancelled { Issue.record("round \(round): a task that was not cancelled failed: \(error)") }
+                    #expect(error.underlyingError is CancellationError, "\(error)")
+                } catch {
+                    Issue.record("round \(round): \(error)")
+                }
+            }
+            #expect(serials == [round], "round \(round): \(serials)")
+            container.resetCurrentContainer()
+        }
     }
 }
