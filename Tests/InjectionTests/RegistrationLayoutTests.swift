@@ -78,6 +78,25 @@ private final class ResolvesOnDeinit: @unchecked Sendable {
     init(serial: Int) { self.serial = serial }
 }
 
+/// A key type per `T`: `ChurnKey<[[Int]]>` and the like, as many keys as the test wants.
+private enum ChurnKey<T>: InjectionKey { typealias Value = DisposableBase }
+
+/// Calls `body` with `ChurnKey<[...[Int]...]>` for `depth` arrays, through a generic function that
+/// registers or resolves that key.
+private protocol ChurnVisitor { func visit<Key: InjectionKey>(_ key: Key.Type) where Key.Value == DisposableBase }
+private func withChurnKey<T>(_: T.Type, depth: Int, _ visitor: some ChurnVisitor) {
+    if depth > 0 { return withChurnKey([T].self, depth: depth - 1, visitor) }
+    visitor.visit(ChurnKey<T>.self)
+}
+
+private final class MovedLeaf: Sendable {
+    let serial: Int
+    init(serial: Int) { self.serial = serial }
+}
+private final class MovedRoot: Sendable {}
+private final class ListedBefore: Sendable {}
+private final class CapturedByFactory: Sendable {}
+
 @Suite("Registration layout")
 struct RegistrationLayoutTests {
     // MARK: The stores counter
@@ -525,6 +544,120 @@ struct RegistrationLayoutTests {
             }
             #expect(serials == [round], "round \(round): \(serials)")
             container.resetCurrentContainer()
+        }
+    }
+
+    // MARK: The resettable position and the stores count, in one word
+
+    /// Many scoped keys listed for the next reset, some replaced (each replacement swap-removes it from
+    /// the list, moving the last one's position), some of whose instances a failed `postConstruction`
+    /// evicts in between: every cached instance is told once (at its replacement or at the reset), a
+    /// failed one never, and a reset after it leaves nothing behind.
+    @Test("positions in the reset list move while stores are counted: every instance evicted once")
+    func resettablePositionsAndStoresShareAWord() throws {
+        struct Register: ChurnVisitor {
+            let container: InjectionContainer, disposals: Counter, failing: Bool
+            func visit<Key: InjectionKey>(_ key: Key.Type) where Key.Value == DisposableBase {
+                let failing = failing, disposals = disposals
+                let attempts = AtomicWord(0)
+                container.register(key) { DisposableBase(disposals) } postConstruction: { _ in
+                    // A failing key fails its first build, then succeeds.
+                    let attempt = attempts.value
+                    attempts.value = attempt + 1
+                    if failing && attempt == 0 { throw Refused() }
+                }
+            }
+        }
+        struct Resolve: ChurnVisitor {
+            let container: InjectionContainer, resolved: Collector<DisposableBase>
+            func visit<Key: InjectionKey>(_ key: Key.Type) where Key.Value == DisposableBase {
+                if let value = try? container.resolve(key) { resolved.append(value) }
+            }
+        }
+        let container = InjectionContainer()
+        let disposals = Counter()
+        let keys = 48
+        for depth in 0..<keys { withChurnKey(Int.self, depth: depth, Register(container: container, disposals: disposals, failing: depth % 5 == 0)) }
+        var expected = 0
+        for round in 0..<6 {
+            let resolved = Collector<DisposableBase>()
+            for depth in 0..<keys { withChurnKey(Int.self, depth: depth, Resolve(container: container, resolved: resolved)) }
+            // A failing key's first build failed: it is built again, and that one is cached.
+            for depth in 0..<keys where depth % 5 == 0 { withChurnKey(Int.self, depth: depth, Resolve(container: container, resolved: resolved)) }
+            let cached = Set(resolved.values.map(ObjectIdentifier.init))
+            #expect(cached.count == keys, "round \(round): \(cached.count) instances cached")
+            // Replace a third of the keys, in an order that moves positions about.
+            for depth in stride(from: round % 3, to: keys, by: 3).reversed() {
+                withChurnKey(Int.self, depth: depth, Register(container: container, disposals: disposals, failing: false))
+            }
+            container.resetCurrentContainer()
+            expected += keys
+            #expect(disposals.value == expected, "round \(round): \(disposals.value) disposals, not \(expected)")
+            if disposals.value != expected { return }
+        }
+        container.resetCurrentContainer()
+        #expect(disposals.value == expected, "a reset after an empty scope told someone")
+    }
+
+    /// A nested instance is cached, then its place in the reset list moves (a type listed before it is
+    /// unregistered, and the last one fills its place), then its deferred `postConstruction` fails: it is
+    /// evicted all the same. The move writes the word the count of stores lives in.
+    @Test("a failed postConstruction evicts its instance after the reset list moved it")
+    func failedPostConstructionEvictsAfterPositionMoved() async {
+        let outcome = await onOwnThread { () -> [String] in
+            let container = InjectionContainer()
+            let builds = Counter()
+            container.register(ListedBefore.self) { ListedBefore() }
+            container.register(MovedLeaf.self) { MovedLeaf(serial: builds.increment()) } postConstruction: { leaf in
+                if leaf.serial == 1 { throw Refused() }
+            }
+            container.register(MovedRoot.self) { [unowned container] in
+                _ = try container.resolve(MovedLeaf.self)  // Cached now, last in the reset list.
+                let done = Gate()
+                onThread {
+                    container.unregister(ListedBefore.self)  // The leaf takes its place in the list.
+                    done.open()
+                }
+                done.wait()
+                return MovedRoot()
+            }
+            _ = try? container.resolve(ListedBefore.self)  // Listed first.
+            var problems: [String] = []
+            if (try? container.resolve(MovedRoot.self)) != nil { problems.append("the root resolved, though its leaf's postConstruction threw") }
+            let leaf = try? container.resolve(MovedLeaf.self)
+            if leaf?.serial != 2 { problems.append("resolving the leaf again returned #\(leaf?.serial ?? -1), not a new #2: the failed one stayed cached") }
+            // And the list still works: a reset evicts the leaf.
+            container.resetCurrentContainer()
+            let afterReset = try? container.resolve(MovedLeaf.self)
+            if afterReset?.serial != 3 { problems.append("after a reset the leaf is #\(afterReset?.serial ?? -1), not #3") }
+            return problems
+        }
+        #expect(outcome == [])
+    }
+
+    /// A replaced or unregistered registration that stored instances (and was listed for the next reset)
+    /// is let go at once, with what its factory captured: the reset list keeps no removed registration.
+    @Test("a replaced registration that stored instances is let go at once, with what its factory captured")
+    func replacedRegistrationIsLetGo() throws {
+        let container = InjectionContainer()
+        container.register(ListedBefore.self) { ListedBefore() }
+        _ = try container.resolve(ListedBefore.self)
+        weak var captured: CapturedByFactory?
+        for round in 0..<3 {
+            do {
+                let object = CapturedByFactory()
+                captured = object
+                container.register(MovedLeaf.self) { [object] in _ = object; return MovedLeaf(serial: round) }
+            }
+            _ = try container.resolve(MovedLeaf.self)
+            #expect(captured != nil)
+            if round == 2 {
+                container.unregister(MovedLeaf.self)
+            } else {
+                container.register(MovedLeaf.self) { MovedLeaf(serial: -1) }
+            }
+            #expect(captured == nil, "round \(round): the replaced registration is still held")
+            _ = try? container.resolve(MovedLeaf.self)
         }
     }
 }
