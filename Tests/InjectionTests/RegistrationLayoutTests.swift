@@ -104,10 +104,10 @@ struct RegistrationLayoutTests {
     /// A resolution whose nested `postConstruction` failed evicts that instance at once, and again when
     /// it undoes everything it cached, after the rest of its deferred `postConstruction` calls ran. In
     /// between, another thread may build and cache the next instance of the same registration, in the
-    /// same scope: the second eviction must leave that one alone. Only the count of stores tells the two
-    /// apart (same registration, same epoch).
+    /// same scope: the second eviction must leave that one alone. The first eviction clears the stamp of
+    /// the box it took, and the count of stores tells the two apart besides (same registration, same epoch).
     @Test(
-        "A failed postConstruction's second eviction leaves the instance another thread cached since",
+        "a failed postConstruction's second eviction leaves the instance another thread cached since",
         arguments: [InjectionLifetime.scoped, .singleton])
     func secondEvictionSparesNewerInstance(lifetime: InjectionLifetime) async {
         let outcome = await onOwnThread { () -> [String] in
@@ -153,7 +153,7 @@ struct RegistrationLayoutTests {
     /// failed leaf #1 did, in the same scope. The second eviction must still spare leaf #257, which the
     /// other thread was handed and which is the scope's leaf.
     @Test(
-        "A failed postConstruction's second eviction spares the newer instance after 256 stores",
+        "a failed postConstruction's second eviction spares the newer instance after 256 stores",
         arguments: [InjectionLifetime.scoped, .singleton])
     func secondEvictionSparesNewerInstanceAfterCountWraps(lifetime: InjectionLifetime) async {
         let outcome = await onOwnThread { () -> [String] in

@@ -289,6 +289,9 @@ struct ContainerState {
             // registration until the eviction reaches them), but neither told nor tracked: it never
             // finished its construction.
             evictions.takeInstance(of: registration, isTold: false)
+            // A resolution may ask again (its undo follows its deferred steps): by then other resolutions may
+            // have stored and evicted 256 instances, and the count in a stamp would match the newest.
+            instance.stamp = 0
         }
         if let object = registration.weakInstance?.object {
             if object === instance.object { registration.weakInstance = nil }

@@ -499,8 +499,10 @@ final class Registration: @unchecked Sendable {
     /// reference whose object died copies as `nil`). The count of stores repeats after 256, so the epoch of
     /// the store decides too: a scope stores a scoped registration's instance again only after a failed
     /// `postConstruction` evicted it, and so does any scope a singleton's, which outlives resets (its
-    /// epoch does not count). Only the resolution that built an instance evicts it that way, so the count
-    /// cannot come round while that resolution, which is what asks, is still running.
+    /// epoch does not count). A box whose instance that eviction took has its stamp cleared
+    /// (``ContainerState/evict(_:from:)``), so it never matches again, however many stores later: the
+    /// resolution that built it asks twice (after its failed step, and in its undo), and other threads may
+    /// store and evict 256 instances in between.
     func holds(_ box: Box, in epoch: UInt64) -> Bool {
         guard hasInstance, lifetime != .weak else { return false }
         let stored = Self.stamp(stores, epoch)
