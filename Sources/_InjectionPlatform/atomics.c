@@ -23,29 +23,13 @@ void _injection_store_u64(uint64_t *word, uint64_t value) {
     atomic_store_explicit((_Atomic uint64_t *)word, value, memory_order_release);
 }
 
-// Each word: a class's metadata address (at least 8-aligned, so bit 0 is free) with bit 0 set if the
-// class is disposable; 0 if empty. Zero pages until used: untouched sets cost no memory.
-enum { disposable_set_bits = 12 };
-static _Atomic uintptr_t disposable_classes[2 << disposable_set_bits];
-
-static _Atomic uintptr_t *disposable_set(uintptr_t type) {
-    uint64_t hash = (uint64_t)type * 0x9E3779B97F4A7C15ull;  // Fibonacci hashing: the high bits are the best mixed.
-    return &disposable_classes[2 * (hash >> (64 - disposable_set_bits))];
-}
-
-int _injection_disposable_class_lookup(uintptr_t type) {
-    _Atomic uintptr_t *set = disposable_set(type);
-    for (int way = 0; way < 2; way++) {
-        uintptr_t entry = atomic_load_explicit(&set[way], memory_order_relaxed);
-        if ((entry & ~(uintptr_t)1) == type) return 1 + (int)(entry & 1);
-    }
-    return 0;
-}
+// Zero pages until used: untouched sets cost no memory.
+uintptr_t _injection_disposable_classes[8192];
 
 void _injection_disposable_class_remember(uintptr_t type, int is_disposable) {
-    _Atomic uintptr_t *set = disposable_set(type);
-    int way = atomic_load_explicit(&set[0], memory_order_relaxed) == 0 ? 0 : (int)((type >> 4) & 1);
-    atomic_store_explicit(&set[way], type | (is_disposable ? 1 : 0), memory_order_relaxed);
+    uintptr_t *set = _injection_disposable_set(type);
+    int way = __atomic_load_n(&set[0], __ATOMIC_RELAXED) == 0 ? 0 : (int)((type >> 4) & 1);
+    __atomic_store_n(&set[way], type | (is_disposable ? 1 : 0), __ATOMIC_RELAXED);
 }
 
 // The file interned last: its address shifted up 16 bits and its index in the low 16; 0 if none. An

@@ -169,25 +169,25 @@ enum Instance {
         (type as? any OptionalType.Type).map { hasUnreliableLayout($0.wrappedType) } ?? false
     }
 
-    /// Whether `object` is ``InjectionDisposable``: what an eviction asks of every instance the container
-    /// built. The answer is kept per class, process-wide (`_injection_disposable_class_lookup`): the
-    /// dynamic cast costs far more than the lookup, and the first one of a class scans every conformance
-    /// in the process (tens of microseconds on Linux), which the first eviction pays, not the launch.
+    /// Whether instances of `type` are ``InjectionDisposable``: what an eviction asks of every instance the
+    /// container built. The answer is kept per class, process-wide (`_injection_disposable_class_lookup`):
+    /// the dynamic cast costs far more than the lookup, and the first one of a class scans every
+    /// conformance in the process (tens of microseconds on Linux), which the first eviction pays, not the
+    /// launch. It takes the class, not the instance, so the evicted instance is not retained around it.
     @inline(__always)
-    static func isDisposable(_ object: AnyObject) -> Bool {
-        let type = UInt(bitPattern: ObjectIdentifier(Swift.type(of: object)))
-        switch _injection_disposable_class_lookup(type) {
+    static func isDisposable(_ type: AnyClass) -> Bool {
+        switch _injection_disposable_class_lookup(UInt(bitPattern: ObjectIdentifier(type))) {
         case 1: return false
         case 2: return true
-        default: return learnIsDisposable(object, type: type)
+        default: return learnIsDisposable(type)
         }
     }
 
     /// ``isDisposable(_:)`` for a class the table has no answer for: asked, then remembered.
     @inline(never)
-    private static func learnIsDisposable(_ object: AnyObject, type: UInt) -> Bool {
-        let isDisposable = object is any InjectionDisposable
-        _injection_disposable_class_remember(type, isDisposable ? 1 : 0)
+    private static func learnIsDisposable(_ type: AnyClass) -> Bool {
+        let isDisposable = type is any InjectionDisposable.Type
+        _injection_disposable_class_remember(UInt(bitPattern: ObjectIdentifier(type)), isDisposable ? 1 : 0)
         return isDisposable
     }
 
@@ -466,13 +466,14 @@ final class Registration: @unchecked Sendable {
             let box = slotBox.takeRetainedValue()  // The slot's reference, which keeps the value.
             func object<Value>(_: Value.Type) -> AnyObject? { Instance.object(box.value(as: Value.self)) }
             let object = _openExistential(valueType, do: object)
-            return (object, box, isDisposable(object))
+            return (object, box, isDisposable(object.map { Swift.type(of: $0) }))
         }
         if self[.slotHoldsObject] {
             // The first word is the instance's one reference (a class existential's others are witness
             // tables): moved out as it is, with no copy of the value and no look-up of its type.
             let object = Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: slot.0).unsafelyUnwrapped)
-            return (object.takeRetainedValue(), nil, isDisposable(object.takeUnretainedValue()))
+            let type: AnyClass = object._withUnsafeGuaranteedRef { Swift.type(of: $0) }  // No reference count.
+            return (object.takeRetainedValue(), nil, isDisposable(type))
         }
         // Moved out of a copy of the words: the slot itself is only read.
         func take<Value>(_: Value.Type) -> AnyObject? {
@@ -489,7 +490,7 @@ final class Registration: @unchecked Sendable {
             self[.slotHoldsObject] = !isOptional && valueType != (any Error).self
                 && object.map { UInt(bitPattern: ObjectIdentifier($0)) == slot.0 } ?? false
         }
-        return (object, nil, isDisposable(object))
+        return (object, nil, isDisposable(object.map { Swift.type(of: $0) }))
     }
 
     /// Whether the cached instance is the one `box` carried here, inline or in the box itself; `epoch` is
@@ -843,11 +844,13 @@ final class Registration: @unchecked Sendable {
         return try await (rare?.held as! MakeAsync)()
     }
 
-    /// Whether `object`, the class instance of a value just taken out of this registration, should be
-    /// told it is evicted: an instance the container built that is ``InjectionDisposable``.
-    private func isDisposable(_ object: AnyObject?) -> Bool {
-        guard ownsInstances, let object else { return false }
-        return Instance.isDisposable(object)
+    /// Whether the class instance of a value just taken out of this registration, of class `type`, should
+    /// be told it is evicted: an instance the container built that is ``InjectionDisposable``. Asked by
+    /// class, so that no reference to the instance is taken for it.
+    @inline(__always)
+    private func isDisposable(_ type: AnyClass?) -> Bool {
+        guard ownsInstances, let type else { return false }
+        return Instance.isDisposable(type)
     }
 }
 
