@@ -262,10 +262,9 @@ struct RegistrationLayoutTests {
     func disposableAnswersPerClassWhenClassesAlternate() {
         let container = InjectionContainer()
         let disposals = Counter()
-        let serial = AtomicWord(0)
+        let serial = Counter()
         container.register(AlternatingKey.self) {
-            let next = serial.value
-            serial.value = next + 1
+            let next = serial.increment() - 1
             switch next % 6 {
             case 0: return DisposableSub(disposals)
             case 1: return PlainObject()
@@ -293,10 +292,9 @@ struct RegistrationLayoutTests {
     func disposableInsideOptionalAndError() throws {
         let container = InjectionContainer()
         let disposals = Counter()
-        let serial = AtomicWord(0)
+        let serial = Counter()
         container.register(OptionalDisposableKey.self) {
-            let next = serial.value
-            serial.value = next + 1
+            let next = serial.increment() - 1
             return next % 3 == 2 ? nil : (next % 3 == 0 ? DisposableSub(disposals) : DisposableBase(disposals))
         }
         container.register(ErrorKey.self) { DisposableFailure(disposals) }
@@ -314,8 +312,7 @@ struct RegistrationLayoutTests {
                 if optional != nil { container.resetCurrentContainer() }
             default:
                 container.register(OptionalDisposableKey.self) {
-                    let next = serial.value
-                    serial.value = next + 1
+                    let next = serial.increment() - 1
                     return next % 3 == 2 ? nil : (next % 3 == 0 ? DisposableSub(disposals) : DisposableBase(disposals))
                 }
                 container.resetCurrentContainer()
@@ -335,10 +332,9 @@ struct RegistrationLayoutTests {
         let finished = runOnThreads(threads) { thread in
             let container = InjectionContainer()
             let disposals = Counter()
-            let serial = AtomicWord(0)
+            let serial = Counter()
             container.register(AlternatingKey.self) {
-                let next = serial.value
-                serial.value = next + 1
+                let next = serial.increment() - 1
                 // Depth next / 2; odd: the conditional class, not disposable beyond depth 0.
                 return nestedInstance(Int.self, depth: next / 2, disposable: next % 2 == 0, disposals)
             }
@@ -368,14 +364,9 @@ struct RegistrationLayoutTests {
         let container = InjectionContainer()
         let disposals = Counter()
         let made = Collector<AnyObject>()
-        let serial = AtomicWord(0)
-        let serialLock = NSLock()
+        let serial = Counter()
         container.register(AlternatingKey.self) {
-            let next = serialLock.withLock { () -> Int in
-                let next = serial.value
-                serial.value = next + 1
-                return next
-            }
+            let next = serial.increment() - 1
             let object: AnyObject = next % 2 == 0 ? Told(disposals) : PlainObject()
             made.append(object)
             return object
