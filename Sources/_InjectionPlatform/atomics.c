@@ -24,7 +24,7 @@ void _injection_store_u64(uint64_t *word, uint64_t value) {
 }
 
 // Zero pages until used: untouched sets cost no memory.
-uintptr_t _injection_disposable_classes[8192];
+uintptr_t _injection_disposable_classes[2 << INJECTION_DISPOSABLE_SET_BITS];
 
 void _injection_disposable_class_remember(uintptr_t type, int is_disposable) {
     uintptr_t *set = _injection_disposable_set(type);

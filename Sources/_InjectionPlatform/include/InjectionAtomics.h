@@ -23,10 +23,13 @@ void _injection_store_u64(uint64_t *_Nonnull word, uint64_t value);
 /// 0. Read and written only with atomic builtins, by the two functions below.
 extern uintptr_t _injection_disposable_classes[];
 
+/// log2 of the number of sets of `_injection_disposable_classes` (two words each).
+#define INJECTION_DISPOSABLE_SET_BITS 12
+
 /// The set of `_injection_disposable_classes` that `type` belongs to: Fibonacci hashing, whose high bits
 /// are the best mixed.
 static inline uintptr_t *_Nonnull _injection_disposable_set(uintptr_t type) {
-    return &_injection_disposable_classes[2 * (((uint64_t)type * 0x9E3779B97F4A7C15ull) >> 52)];
+    return &_injection_disposable_classes[2 * (((uint64_t)type * 0x9E3779B97F4A7C15ull) >> (64 - INJECTION_DISPOSABLE_SET_BITS))];
 }
 
 /// What `_injection_disposable_class_remember` last remembered for the class at `type` (its metadata's
