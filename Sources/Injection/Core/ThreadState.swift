@@ -43,10 +43,7 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
     }
 
     deinit {
-        for table in tables {
-            table.forEachObject { Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: $0 & ~Table.factoryTag)!).release() }
-            table.deallocate()
-        }
+        for entry in tables { entry.table.release() }  // And what it holds.
         frames.deallocate()
         lock.deallocate()
         changes.deallocate()
@@ -189,7 +186,7 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
     static func threadsCaching(_ key: AnyType, of container: ObjectIdentifier) -> Int {
         registryLock.withLock {
             registry.values.reduce(0) { count, state in
-                count + state.lock.withLock { state.tableIndex(of: container).flatMap { state.tables[$0].find(key.bits) } == nil ? 0 : 1 }
+                count + state.lock.withLock { state.tableIndex(of: container).flatMap { state.tables[$0].table._withUnsafeGuaranteedRef { $0.find(key.bits) } } == nil ? 0 : 1 }
             }
         }
     }
@@ -208,11 +205,11 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
     static func evict(_ keys: [AnyType], of container: ObjectIdentifier, into evicted: inout [AnyObject]) {
         guard !keys.isEmpty else { return }
         forEachTable(of: container) { state, index in
-            var table = state.tables[index]  // Trivial to copy; written back once.
-            for key in keys {
-                if let removed = table.remove(key.bits), let released = state.retire(removed) { evicted.append(released) }
+            state.tables[index].table._withUnsafeGuaranteedRef { table in
+                for key in keys {
+                    if let removed = table.remove(key.bits), let released = state.retire(removed) { evicted.append(released) }
+                }
             }
-            state.tables[index] = table
         }
     }
 
@@ -220,9 +217,9 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
     /// its address), adding what they held to `evicted`, to release once all locks are dropped.
     static func forget(_ container: ObjectIdentifier, into evicted: inout [AnyObject]) {
         forEachTable(of: container) { state, index in
-            let table = state.tables.remove(at: index)
-            table.forEachObject { if let released = state.retire($0) { evicted.append(released) } }
-            table.deallocate()
+            let table = state.tables.remove(at: index).table
+            table._withUnsafeGuaranteedRef { $0.takeAll { if let released = state.retire($0) { evicted.append(released) } } }
+            table.release()  // Emptied: it releases nothing more.
         }
     }
 
@@ -254,8 +251,9 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
 
     private let lock = WordLock(padded: true)
     /// The cache: one table per container this thread holds entries of (usually one or two), kept until
-    /// the container is deinitialized. Under `lock`.
-    @exclusivity(unchecked) private var tables: [Table] = []
+    /// the container is deinitialized, keyed by the key's bits, each value a retained registration, tagged
+    /// (``ObjectTable/tag``) for a transient's (else its cached instance is what is looked up). Under `lock`.
+    @exclusivity(unchecked) private var tables: [(container: UInt, table: Unmanaged<ObjectTable>)] = []
     /// Whether ``insert(_:isFactory:in:)`` caches anything: false for a state lent to an exiting thread.
     private let caches: Bool
 
@@ -346,10 +344,13 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
     @inline(__always)
     func beginLookup(container: ObjectIdentifier, key: AnyType) -> Hit? {
         lock.lock()
-        guard let index = tableIndex(of: container), let entry = tables[index].find(key.bits) else { return nil }
-        let tagged = tables[index].entries[entry].object
-        let object = UnsafeRawPointer(bitPattern: tagged & ~Table.factoryTag).unsafelyUnwrapped
-        return tagged & Table.factoryTag != 0 ? .factory(Unmanaged.fromOpaque(object)) : .instance(Unmanaged.fromOpaque(object))
+        guard let index = tableIndex(of: container) else { return nil }
+        return tables[index].table._withUnsafeGuaranteedRef { table -> Hit? in
+            guard let found = table.find(key.bits) else { return nil }
+            let tagged = table.value(at: found)
+            let registration = ObjectTable.object(tagged, as: Registration.self)
+            return tagged & ObjectTable.tag != 0 ? .factory(registration) : .instance(registration)
+        }
     }
 
     /// Ends a ``beginLookup(container:key:)``.
@@ -360,14 +361,19 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
     /// (`isFactory`). Call under the container's lock; release what it returns (a replaced entry) after unlocking.
     func insert(_ registration: Registration, isFactory: Bool, in container: ObjectIdentifier) -> AnyObject? {
         guard caches else { return nil }
-        let tagged = UInt(bitPattern: Unmanaged.passRetained(registration).toOpaque()) | (isFactory ? Table.factoryTag : 0)
+        let tagged = UInt(bitPattern: Unmanaged.passRetained(registration).toOpaque()) | (isFactory ? ObjectTable.tag : 0)
         return lock.withLock { () -> AnyObject? in
             noteChange()
             let index = tableIndex(of: container) ?? {
-                tables.append(Table(container: UInt(bitPattern: container)))
+                tables.append((UInt(bitPattern: container), .passRetained(.make(capacity: 16))))
                 return tables.count - 1
             }()
-            return tables[index].insert(registration.type.bits, tagged).flatMap(retire)
+            let table = tables[index].table
+            if table._withUnsafeGuaranteedRef({ $0.isFull(adding: 1) }) {
+                tables[index].table = .passRetained(table._withUnsafeGuaranteedRef { $0.copy(capacity: $0.bucketCount * 2, moving: true) })
+                table.release()  // Emptied by the move.
+            }
+            return tables[index].table._withUnsafeGuaranteedRef { $0.insert(registration.type.bits, tagged) }.flatMap(retire)
         }
     }
 
@@ -401,111 +407,9 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
     /// Where an entry's object (retained, tagged) goes once out of the table, under `lock`: back to the
     /// caller, to release once unlocked, or, for a registration while pinned, to ``pinnedEvictions`` (then `nil`).
     private func retire(_ tagged: UInt) -> AnyObject? {
-        let object = Unmanaged<AnyObject>.fromOpaque(UnsafeRawPointer(bitPattern: tagged & ~Table.factoryTag)!).takeRetainedValue()
-        guard tagged & Table.factoryTag != 0 && isPinned else { return object }
+        let object = ObjectTable.object(tagged).takeRetainedValue()
+        guard tagged & ObjectTable.tag != 0 && isPinned else { return object }
         pinnedEvictions.append(object)
         return nil
-    }
-}
-
-/// One container's entries in a thread's cache: open addressing with linear probing, keyed by the key's
-/// bits, holding a retained object per entry. Deletion shifts the following entries back, so there are no
-/// tombstones. Trivial to copy: the thread's state owns the storage.
-private struct Table {
-    struct Entry {
-        var key: UInt
-        /// The retained registration's address, with ``factoryTag`` set for a transient's (else its cached
-        /// instance is what is looked up); 0 for an empty bucket.
-        var object: UInt
-    }
-
-    /// Set in ``Entry/object`` for a factory: an object's address is at least word-aligned.
-    static let factoryTag: UInt = 1
-
-    /// The container's address.
-    let container: UInt
-    private(set) var entries: UnsafeMutablePointer<Entry>
-    private var capacity: Int
-    private var count = 0
-
-    init(container: UInt) {
-        self.container = container
-        capacity = 16
-        entries = .allocate(capacity: capacity)
-        entries.initialize(repeating: Entry(key: 0, object: 0), count: capacity)
-    }
-
-    func deallocate() { entries.deallocate() }
-
-    @inline(__always)
-    private static func bucket(_ key: UInt, _ mask: Int) -> Int {
-        // Fibonacci hashing of the key's address, in 64 bits on every platform; the high bits are the best mixed.
-        Int(truncatingIfNeeded: (UInt64(truncatingIfNeeded: key) &* 0x9E37_79B9_7F4A_7C15) &>> 40) & mask
-    }
-
-    /// The index of the entry for `key`, if there is one.
-    @inline(__always)
-    func find(_ key: UInt) -> Int? {
-        let mask = capacity &- 1
-        var index = Self.bucket(key, mask)
-        while entries[index].object != 0 {
-            if entries[index].key == key { return index }
-            index = (index &+ 1) & mask
-        }
-        return nil
-    }
-
-    /// Stores `object` (retained, tagged) for `key`; returns the one it replaced.
-    mutating func insert(_ key: UInt, _ object: UInt) -> UInt? {
-        if let index = find(key) {
-            defer { entries[index].object = object }
-            return entries[index].object
-        }
-        if (count + 1) * 2 > capacity { grow() }
-        var index = Self.bucket(key, capacity - 1)
-        while entries[index].object != 0 { index = (index + 1) & (capacity - 1) }
-        entries[index] = Entry(key: key, object: object)
-        count += 1
-        return nil
-    }
-
-    /// Removes the entry for `key`; returns its object (retained, tagged).
-    mutating func remove(_ key: UInt) -> UInt? {
-        guard var hole = find(key) else { return nil }
-        let removed = entries[hole].object
-        let mask = capacity - 1
-        // Shift back each following entry of the run that may move into the hole (its home bucket is
-        // not between the hole and it, cyclically).
-        var next = (hole + 1) & mask
-        while entries[next].object != 0 {
-            let home = Self.bucket(entries[next].key, mask)
-            let distanceToNext = (next - home) & mask, distanceToHole = (hole - home) & mask
-            if distanceToHole <= distanceToNext {
-                entries[hole] = entries[next]
-                hole = next
-            }
-            next = (next + 1) & mask
-        }
-        entries[hole] = Entry(key: 0, object: 0)
-        count -= 1
-        return removed
-    }
-
-    /// Calls `body` with each entry's object (retained, tagged).
-    func forEachObject(_ body: (UInt) -> Void) {
-        for index in 0..<capacity where entries[index].object != 0 { body(entries[index].object) }
-    }
-
-    private mutating func grow() {
-        let old = entries, oldCapacity = capacity
-        capacity = oldCapacity * 2
-        entries = .allocate(capacity: capacity)
-        entries.initialize(repeating: Entry(key: 0, object: 0), count: capacity)
-        for index in 0..<oldCapacity where old[index].object != 0 {
-            var bucket = Self.bucket(old[index].key, capacity - 1)
-            while entries[bucket].object != 0 { bucket = (bucket + 1) & (capacity - 1) }
-            entries[bucket] = old[index]
-        }
-        old.deallocate()
     }
 }

@@ -1,0 +1,152 @@
+/// A hash table from a nonzero word (a key's ``AnyType/bits``) to a retained object: the one table
+/// behind a container's registrations (``RegistrationTable``) and each thread's cache of a container
+/// (``ThreadState``).
+///
+/// Open addressing with linear probing, at most three quarters full, a key hashed with one
+/// multiplication (Fibonacci hashing) and compared as one word. Deletion shifts the following entries
+/// back, so there are no tombstones. The buckets' count and capacity (a power of two) are in the header,
+/// then every bucket's key (0: empty), then, at the same index, its value: a retained object's address,
+/// whose bit 0 (always clear in an address) the owner may use as a tag. A probe and a growth read only
+/// the keys, eight to a cache line, never an object: at launch, with thousands of registrations, reading
+/// each registration's key was a cache miss each. Only the keys are zeroed when a table is made.
+final class ObjectTable: ManagedBuffer<(count: Int, capacity: Int), UInt> {
+    /// The bit of a value the owner may set: an object's address is at least word-aligned.
+    static let tag: UInt = 1
+
+    /// An empty table with `capacity` buckets, a power of two.
+    static func make(capacity: Int) -> ObjectTable {
+        let table = unsafeDowncast(ObjectTable.create(minimumCapacity: 2 * capacity) { _ in (0, capacity) }, to: ObjectTable.self)
+        table.withUnsafeMutablePointerToElements { $0.initialize(repeating: 0, count: capacity) }
+        return table
+    }
+
+    deinit {
+        guard count > 0 else { return }  // Empty, or emptied by `copy(capacity:moving:)` or `takeAll(_:)`.
+        forEachValue { Self.object($0).release() }
+    }
+
+    /// The retained object a value holds, its tag cleared.
+    @inline(__always)
+    static func object<Object: AnyObject>(_ value: UInt, as _: Object.Type = AnyObject.self) -> Unmanaged<Object> {
+        .fromOpaque(UnsafeRawPointer(bitPattern: value & ~tag).unsafelyUnwrapped)
+    }
+
+    /// A copy with `capacity` buckets: holding references of its own, or, `moving`, this one's (which is
+    /// left with a count of 0, and must not be used but to be released).
+    func copy(capacity: Int, moving: Bool) -> ObjectTable {
+        let copy = ObjectTable.make(capacity: capacity)
+        let oldCount = bucketCount
+        withUnsafeMutablePointerToElements { old in
+            copy.withUnsafeMutablePointerToElements { new in
+                for index in 0..<oldCount where old[index] != 0 {
+                    if !moving { _ = Self.object(old[oldCount &+ index]).retain() }
+                    let slot = copy.slot(for: old[index]).index
+                    new[slot] = old[index]
+                    new[capacity &+ slot] = old[oldCount &+ index]
+                }
+            }
+        }
+        copy.count = count
+        if moving { self.count = 0 }
+        return copy
+    }
+
+    /// How many entries there are. (Through the header's pointer: a `header` access checks exclusivity.)
+    private(set) var count: Int {
+        get { withUnsafeMutablePointerToHeader { $0.pointee.count } }
+        set { withUnsafeMutablePointerToHeader { $0.pointee.count = newValue } }
+    }
+
+    /// How many buckets there are: a power of two. (Not `capacity`, which may be more than asked for.)
+    var bucketCount: Int { withUnsafeMutablePointerToHeader { $0.pointee.capacity } }
+
+    /// Whether `adding` more entries would make it more than three quarters full: grow it first.
+    @inline(__always)
+    func isFull(adding: Int) -> Bool { (count &+ adding) &* 4 > bucketCount &* 3 }
+
+    @inline(__always)
+    private var mask: Int { bucketCount &- 1 }
+
+    /// The key in bucket `index`, or 0.
+    @inline(__always)
+    private func key(at index: Int) -> UInt { withUnsafeMutablePointerToElements { $0[index] } }
+
+    /// The value in bucket `index`, which holds a key.
+    @inline(__always)
+    func value(at index: Int) -> UInt { withUnsafeMutablePointerToElements { $0[bucketCount &+ index] } }
+
+    /// Calls `body` with each value.
+    func forEachValue(_ body: (UInt) -> Void) {
+        for index in 0..<bucketCount where key(at: index) != 0 { body(value(at: index)) }
+    }
+
+    /// Hands each value's reference to `body`, leaving the table with a count of 0, only to be released.
+    func takeAll(_ body: (UInt) -> Void) {
+        forEachValue(body)
+        count = 0
+    }
+
+    /// The home bucket of `key`: the product's high bits, the best mixed.
+    @inline(__always)
+    private func home(_ key: UInt) -> Int {
+        let product = UInt64(truncatingIfNeeded: key) &* 0x9E37_79B9_7F4A_7C15
+        return Int(truncatingIfNeeded: product &>> UInt64(64 - bucketCount.trailingZeroBitCount))
+    }
+
+    /// The bucket of `key`, if it is here.
+    @inline(__always)
+    func find(_ key: UInt) -> Int? {
+        let (index, found) = slot(for: key)
+        return found ? index : nil
+    }
+
+    /// The bucket of `key` (`found`), else the empty bucket that ends its run.
+    @inline(__always)
+    private func slot(for key: UInt) -> (index: Int, found: Bool) {
+        var index = home(key)
+        while true {
+            let bits = self.key(at: index)
+            if bits == key { return (index, true) }
+            if bits == 0 { return (index, false) }
+            index = (index &+ 1) & mask
+        }
+    }
+
+    /// Stores `value` (its reference handed to the table) for `key`, in a table with room for it (see
+    /// ``isFull(adding:)``); returns the value it replaced, with its reference.
+    func insert(_ key: UInt, _ value: UInt) -> UInt? {
+        let (index, found) = slot(for: key)
+        let replaced = found ? self.value(at: index) : nil
+        let capacity = bucketCount
+        withUnsafeMutablePointerToElements {
+            $0[index] = key
+            $0[capacity &+ index] = value
+        }
+        if !found { count += 1 }
+        return replaced
+    }
+
+    /// Removes the entry for `key`; returns its value, with its reference, or `nil` if there is none.
+    func remove(_ key: UInt) -> UInt? {
+        guard var hole = find(key) else { return nil }
+        let removed = value(at: hole)
+        let capacity = bucketCount
+        withUnsafeMutablePointerToElements { elements in
+            // Shift back each following entry of the run that may move into the hole (its home bucket
+            // is not between the hole and it, cyclically).
+            var next = (hole &+ 1) & mask
+            while elements[next] != 0 {
+                let home = home(elements[next])
+                if (hole &- home) & mask <= (next &- home) & mask {
+                    elements[hole] = elements[next]
+                    elements[capacity &+ hole] = elements[capacity &+ next]
+                    hole = next
+                }
+                next = (next &+ 1) & mask
+            }
+            elements[hole] = 0
+        }
+        count -= 1
+        return removed
+    }
+}
