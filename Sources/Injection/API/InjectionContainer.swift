@@ -21,11 +21,7 @@ public final class InjectionContainer: @unchecked Sendable {
     let state = LockedState(ContainerState())
     /// The epoch of ``state``, published for lock-free readers (a transient's frame on the fast path).
     /// Written under the lock; a stale value is harmless (a build is checked against the real one).
-    private let epochWord: UnsafeMutablePointer<UInt64> = {
-        let word = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
-        word.initialize(to: 0)
-        return word
-    }()
+    private let epochWord = UnsafeMutablePointer<UInt64>.atomicWord()
     /// The readable names of the types registered here, for messages and the graph.
     let names: TypeNames
     /// What was observed for diagnostics: the graph's edges and the evicted instances.

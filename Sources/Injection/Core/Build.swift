@@ -28,10 +28,7 @@ final class Build: @unchecked Sendable {  // Mutable fields: under the container
 /// Lock order: a container's lock → the graph's lock (``finished(_:)`` is called under the former).
 enum WaitGraph {
     /// A frame of a waiting resolution, as the graph keeps it.
-    struct Link {
-        let container: ObjectIdentifier
-        let type: AnyType
-    }
+    typealias Link = (container: ObjectIdentifier, type: AnyType)
 
     private static let lock = Lock()
 

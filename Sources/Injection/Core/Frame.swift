@@ -21,7 +21,7 @@ struct Frame {
     let startsResolution: Bool
     /// Whether what this factory resolves from `container` is recorded as edges of the graph.
     let recordsEdges: Bool
-    let parent: FrameRef?
+    var parent: FrameRef?
     /// The resolution this frame is the root of, made when first needed (a build, a wait, deferred work).
     /// Retained; released by whoever holds the frame (its thread's ``ThreadState/pop(_:restoring:)``, or
     /// its ``HeapFrame``). Unmanaged, so a frame is trivial to copy and drop.
@@ -137,7 +137,7 @@ enum FrameRef {
     var resolutionChain: [WaitGraph.Link] {
         var links: [WaitGraph.Link] = []
         walk { frame in
-            links.append(WaitGraph.Link(container: frame.container, type: frame.type))
+            links.append((frame.container, frame.type))
             return !frame.isRoot
         }
         return links.reversed()
@@ -174,21 +174,11 @@ enum FrameRef {
         case .stack(let pointer):
             if pointer.pointee.isRoot { _ = resolution }  // Shared by the copy.
             let parent = pointer.pointee.parent?.escape()
-            return HeapFrame(Frame(copying: pointer.pointee, parent: parent.map { .heap(.passUnretained($0)) }), parent: parent)
+            var copy = pointer.pointee  // With an equal parent on the heap, and a reference of its own to the resolution.
+            copy.parent = parent.map { .heap(.passUnretained($0)) }
+            _ = copy.retainedResolution?.retain()
+            return HeapFrame(copy, parent: parent)
         }
-    }
-}
-
-extension Frame {
-    /// `frame` with another (equal) parent.
-    fileprivate init(copying frame: borrowing Frame, parent: FrameRef?) {
-        container = frame.container
-        type = frame.type
-        epoch = frame.epoch
-        startsResolution = frame.startsResolution
-        recordsEdges = frame.recordsEdges
-        self.parent = parent
-        retainedResolution = frame.retainedResolution?.retain()
     }
 }
 
@@ -207,11 +197,7 @@ final class Resolution: @unchecked Sendable {  // `waiting`: under `WaitGraph`'s
     var isIdle: Bool { waiting == nil && deferred.isEmpty && undo.isEmpty }
 
     /// 1 once its root's factory has returned, read by any thread: see ``hasEnded``.
-    private let endedWord: UnsafeMutablePointer<UInt64> = {
-        let word = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
-        word.initialize(to: 0)
-        return word
-    }()
+    private let endedWord = UnsafeMutablePointer<UInt64>.atomicWord()
 
     deinit { endedWord.deallocate() }
 

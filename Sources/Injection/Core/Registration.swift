@@ -37,21 +37,14 @@ struct AnyType: Hashable, Sendable {
 /// 16 + 16 bytes plus the value. It carries a built value to its registration, which keeps the value
 /// itself if it fits two words (then the box goes once the resolve returns, or is kept as its thread's
 /// spare box for the next build's value), else keeps the box.
-final class Box: ManagedBuffer<Box.Header, UInt> {  // Immutable once made but for `stamp` (under the container's lock) and `take` (by its only holder); not `Sendable` (its superclass is not): `Unchecked` carries it across tasks.
-    struct Header {
-        /// The stored value's static type (the registered `Value`).
-        var type: Any.Type
-        /// Which store into its registration put the value there (see ``Registration/store(_:in:)``); 0 if none did.
-        var stamp: UInt
-    }
-
+final class Box: ManagedBuffer<(type: Any.Type, stamp: UInt), UInt> {  // Immutable once made but for `stamp` (under the container's lock) and `take` (by its only holder); not `Sendable` (its superclass is not): `Unchecked` carries it across tasks.
     /// Boxes `value`.
     static func make<Value>(_ value: consuming Value) -> Box {
         // The tail is word-aligned; a value aligned more strictly gets room to align it. A small value
         // gets both words, so that the box can hold any small value once emptied.
         let slack = max(MemoryLayout<Value>.alignment - MemoryLayout<UInt>.alignment, 0)
         let words = isSmall(Value.self) ? 2 : (MemoryLayout<Value>.size + slack + MemoryLayout<UInt>.stride - 1) / MemoryLayout<UInt>.stride
-        let box = unsafeDowncast(Box.create(minimumCapacity: words) { _ in Header(type: Value.self, stamp: 0) }, to: Box.self)
+        let box = unsafeDowncast(Box.create(minimumCapacity: words) { _ in (Value.self, 0) }, to: Box.self)
         box.storage(of: Value.self).initialize(to: consume value)  // Moved in: no copy, no extra reference count.
         return box
     }
@@ -61,7 +54,7 @@ final class Box: ManagedBuffer<Box.Header, UInt> {  // Immutable once made but f
     static func make<Value>(_ value: consuming Value, in spare: consuming Box?) -> Box {
         switch consume spare {
         case .some(let box) where isSmall(Value.self):
-            box.withUnsafeMutablePointerToHeader { $0.pointee = Header(type: Value.self, stamp: 0) }
+            box.withUnsafeMutablePointerToHeader { $0.pointee = (Value.self, 0) }
             box.storage(of: Value.self).initialize(to: consume value)
             return box
         default:
@@ -79,7 +72,8 @@ final class Box: ManagedBuffer<Box.Header, UInt> {  // Immutable once made but f
     /// The stored value's static type (the registered `Value`).
     var type: Any.Type { withUnsafeMutablePointerToHeader { $0.pointee.type } }  // Not `header`: a class property read checks exclusivity.
 
-    /// See ``Header/stamp``. Under the container's lock.
+    /// Which store into its registration put the value there (see ``Registration/store(_:in:)``); 0 if
+    /// none did. Under the container's lock.
     var stamp: UInt {
         get { withUnsafeMutablePointerToHeader { $0.pointee.stamp } }
         set { withUnsafeMutablePointerToHeader { $0.pointee.stamp = newValue } }

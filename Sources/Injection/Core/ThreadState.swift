@@ -83,17 +83,6 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
         return resolution
     }
 
-    /// Runs `body` with `frame` pushed (see ``push(_:in:transaction:)``), then pops it. A root frame
-    /// hands its resolution to `resolution`.
-    func run<Result>(
-        _ frame: Frame, in container: InjectionContainer, transaction: Unmanaged<Transaction>?,
-        resolution: inout Resolution?, _ body: (FrameRef) -> Result
-    ) -> Result {
-        let (pointer, outer) = push(frame, in: container, transaction: transaction)
-        defer { resolution = pop(pointer, restoring: outer) }
-        return body(.stack(pointer))
-    }
-
     // MARK: - Resolutions
 
     /// A finished resolution that nothing else references, kept for this thread's next one, so that an
@@ -278,11 +267,7 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
     /// Counts the changes to this thread's tables: bumped, under `lock`, by every eviction and every
     /// forgotten container (other threads) and every insertion (this one). The owner reads it without the
     /// lock (``pinnedTransient(_:of:)``) to know whether what it found in its table is still there.
-    private let changes: UnsafeMutablePointer<UInt64> = {
-        let word = UnsafeMutablePointer<UInt64>.allocate(capacity: 1)
-        word.initialize(to: 0)
-        return word
-    }()
+    private let changes = UnsafeMutablePointer<UInt64>.atomicWord()
 
     /// Counts a change to the tables. Under `lock`.
     @inline(__always)

@@ -83,3 +83,13 @@ struct WordLock: @unchecked Sendable {  // Self-synchronised.
         return try body()
     }
 }
+
+extension UnsafeMutablePointer where Pointee == UInt64 {
+    /// A zeroed word of its own, for the C layer's atomic loads and stores (`_injection_load_u64`): a
+    /// stored property has no address that two threads may use without the runtime's exclusivity checks.
+    static func atomicWord() -> Self {
+        let word = allocate(capacity: 1)
+        word.initialize(to: 0)
+        return word
+    }
+}
