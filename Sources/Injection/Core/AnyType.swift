@@ -1,0 +1,27 @@
+/// What is registered and resolved, and its identity: a type, a typed key (`InjectionKey`) that stands for
+/// its `Value`, or a ``Builder`` model type, whose registration holds its build closure. One word: the
+/// type's metadata address, with bit 0 (always clear in an address) set for a key and bit 1 for a builder,
+/// so a class that is also an `InjectionKey` or a `Builder` has one identity per role. Stored in
+/// `Sendable` types; never used to build values.
+struct AnyType: Hashable, Sendable {
+    let bits: UInt
+
+    /// The type itself (`isKey`: a typed key; `isBuilder`: a builder model type).
+    @inline(__always)
+    init(_ type: Any.Type, isKey: Bool = false, isBuilder: Bool = false) {
+        bits = UInt(bitPattern: ObjectIdentifier(type)) | (isKey ? 1 : 0) | (isBuilder ? 2 : 0)
+    }
+
+    /// A typed key.
+    init(key: Any.Type) { self.init(key, isKey: true) }
+
+    /// A builder model type.
+    init(builder: Any.Type) { self.init(builder, isBuilder: true) }
+
+    /// The type, the key type or the builder type.
+    var type: Any.Type { unsafeBitCast(bits & ~3, to: Any.Type.self) }
+    /// Whether `type` is an `InjectionKey` standing for its `Value`, rather than the type itself.
+    var isKey: Bool { bits & 1 != 0 }
+    /// Whether `type` is a ``Builder`` model, registered with its build closure.
+    var isBuilder: Bool { bits & 2 != 0 }
+}
