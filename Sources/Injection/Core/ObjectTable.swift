@@ -5,10 +5,12 @@
 /// Open addressing with linear probing, at most three quarters full, a key hashed with one
 /// multiplication (Fibonacci hashing) and compared as one word. Deletion shifts the following entries
 /// back, so there are no tombstones. The buckets' count and capacity (a power of two) are in the header,
-/// then every bucket's key (0: empty), then, at the same index, its value: a retained object's address,
-/// whose bit 0 (always clear in an address) the owner may use as a tag. A probe and a growth read only
-/// the keys, eight to a cache line, never an object: at launch, with thousands of registrations, reading
-/// each registration's key was a cache miss each. Only the keys are zeroed when a table is made.
+/// then the buckets, two words each: a key (0: empty) and its value, a retained object's address, whose
+/// bit 0 (always clear in an address) the owner may use as a tag. A probe and a growth read the buckets,
+/// never an object: at launch, with thousands of registrations, reading each registration's key was a
+/// cache miss each. A key beside its value: a thread's lookup, and the shifts of a removal, touch one
+/// cache line for both (in separate arrays, a reset + first resolves missed the first-level cache 10% more
+/// often, callgrind; a register measured alike either way, Benchmarks/README.md runs 18 and 20).
 final class ObjectTable: ManagedBuffer<(count: Int, capacity: Int), UInt> {
     /// The bit of a value the owner may set: an object's address is at least word-aligned.
     static let tag: UInt = 1
@@ -16,7 +18,9 @@ final class ObjectTable: ManagedBuffer<(count: Int, capacity: Int), UInt> {
     /// An empty table with `capacity` buckets, a power of two.
     static func make(capacity: Int) -> ObjectTable {
         let table = unsafeDowncast(ObjectTable.create(minimumCapacity: 2 * capacity) { _ in (0, capacity) }, to: ObjectTable.self)
-        table.withUnsafeMutablePointerToElements { $0.initialize(repeating: 0, count: capacity) }
+        table.withUnsafeMutablePointerToElements { words in
+            for index in 0..<capacity { (words + 2 &* index).initialize(to: 0) }  // The keys: a value is written with its key.
+        }
         return table
     }
 
@@ -38,11 +42,11 @@ final class ObjectTable: ManagedBuffer<(count: Int, capacity: Int), UInt> {
         let oldCount = bucketCount
         withUnsafeMutablePointerToElements { old in
             copy.withUnsafeMutablePointerToElements { new in
-                for index in 0..<oldCount where old[index] != 0 {
-                    if !moving { _ = Self.object(old[oldCount &+ index]).retain() }
-                    let slot = copy.slot(for: old[index]).index
-                    new[slot] = old[index]
-                    new[capacity &+ slot] = old[oldCount &+ index]
+                for index in 0..<oldCount where old[2 &* index] != 0 {
+                    if !moving { _ = Self.object(old[2 &* index &+ 1]).retain() }
+                    let slot = copy.slot(for: old[2 &* index]).index
+                    new[2 &* slot] = old[2 &* index]
+                    new[2 &* slot &+ 1] = old[2 &* index &+ 1]
                 }
             }
         }
@@ -69,11 +73,11 @@ final class ObjectTable: ManagedBuffer<(count: Int, capacity: Int), UInt> {
 
     /// The key in bucket `index`, or 0.
     @inline(__always)
-    private func key(at index: Int) -> UInt { withUnsafeMutablePointerToElements { $0[index] } }
+    private func key(at index: Int) -> UInt { withUnsafeMutablePointerToElements { $0[2 &* index] } }
 
     /// The value in bucket `index`, which holds a key.
     @inline(__always)
-    func value(at index: Int) -> UInt { withUnsafeMutablePointerToElements { $0[bucketCount &+ index] } }
+    func value(at index: Int) -> UInt { withUnsafeMutablePointerToElements { $0[2 &* index &+ 1] } }
 
     /// Calls `body` with each value.
     func forEachValue(_ body: (UInt) -> Void) {
@@ -117,10 +121,9 @@ final class ObjectTable: ManagedBuffer<(count: Int, capacity: Int), UInt> {
     func insert(_ key: UInt, _ value: UInt) -> UInt? {
         let (index, found) = slot(for: key)
         let replaced = found ? self.value(at: index) : nil
-        let capacity = bucketCount
         withUnsafeMutablePointerToElements {
-            $0[index] = key
-            $0[capacity &+ index] = value
+            $0[2 &* index] = key
+            $0[2 &* index &+ 1] = value
         }
         if !found { count += 1 }
         return replaced
@@ -130,21 +133,20 @@ final class ObjectTable: ManagedBuffer<(count: Int, capacity: Int), UInt> {
     func remove(_ key: UInt) -> UInt? {
         guard var hole = find(key) else { return nil }
         let removed = value(at: hole)
-        let capacity = bucketCount
         withUnsafeMutablePointerToElements { elements in
             // Shift back each following entry of the run that may move into the hole (its home bucket
             // is not between the hole and it, cyclically).
             var next = (hole &+ 1) & mask
-            while elements[next] != 0 {
-                let home = home(elements[next])
+            while elements[2 &* next] != 0 {
+                let home = home(elements[2 &* next])
                 if (hole &- home) & mask <= (next &- home) & mask {
-                    elements[hole] = elements[next]
-                    elements[capacity &+ hole] = elements[capacity &+ next]
+                    elements[2 &* hole] = elements[2 &* next]
+                    elements[2 &* hole &+ 1] = elements[2 &* next &+ 1]
                     hole = next
                 }
                 next = (next &+ 1) & mask
             }
-            elements[hole] = 0
+            elements[2 &* hole] = 0
         }
         count -= 1
         return removed

@@ -174,12 +174,14 @@ extension InjectionContainer {
                     container: id, type: requested, epoch: epoch, parent: parent,
                     startsResolution: startsResolution, recordsEdges: recordsEdges)
                 frame.retainedResolution = newResolution.take().map { .passRetained($0) }
-                let (pointer, outer) = thread.push(frame, in: self, transaction: transaction)
-                let made = runFactory(registration, in: .stack(pointer)) { () throws -> Box in try registration.makeBox(on: thread) }
-                let outcome = complete(
-                    made, of: registration, owner: owner, frame: .stack(pointer), thread: caches ? thread : nil,
-                    transaction: transaction, defersPostConstruction: true)
-                var resolution = thread.pop(pointer, restoring: outer)  // A root's, whose deferred work runs now.
+                var resolution: Resolution?
+                let outcome = thread.run(frame, in: self, transaction: transaction, resolution: &resolution) {
+                    (frame) -> Result<Box, InjectionError> in
+                    let made = runFactory(registration, in: frame) { () throws -> Box in try registration.makeBox(on: thread) }
+                    return complete(
+                        made, of: registration, owner: owner, frame: frame, thread: caches ? thread : nil,
+                        transaction: transaction, defersPostConstruction: true)
+                }
                 let result = end(resolution, of: outcome, from: registration)
                 thread.recycle(&resolution)
                 return try result.get()

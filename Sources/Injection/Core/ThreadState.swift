@@ -83,6 +83,18 @@ final class ThreadState: @unchecked Sendable {  // Binding and frames: the owner
         return resolution
     }
 
+    /// Runs `body` with `frame` pushed (see ``push(_:in:transaction:)``), then pops it. A root frame
+    /// hands its resolution to `resolution`. (Written inline in the slow path instead, a first resolve
+    /// retains and releases once more: callgrind, Benchmarks/README.md run 20.)
+    func run<Result>(
+        _ frame: Frame, in container: InjectionContainer, transaction: Unmanaged<Transaction>?,
+        resolution: inout Resolution?, _ body: (FrameRef) -> Result
+    ) -> Result {
+        let (pointer, outer) = push(frame, in: container, transaction: transaction)
+        defer { resolution = pop(pointer, restoring: outer) }
+        return body(.stack(pointer))
+    }
+
     // MARK: - Resolutions
 
     /// A finished resolution that nothing else references, kept for this thread's next one, so that an
