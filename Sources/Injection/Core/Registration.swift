@@ -439,6 +439,11 @@ final class Registration: @unchecked Sendable {
         factory = function
     }
 
+    /// The value type a ``Rare`` keeps for `type`: `nil` when it is the requested type itself.
+    private static func valueType<Value>(_: Value.Type, for type: AnyType) -> Any.Type? {
+        Value.self == type.type ? nil : Value.self
+    }
+
     /// A registration with the parts `rare` holds.
     private init(_ type: AnyType, _ fileIndex: UInt16, traits: UInt8, rare: Rare) {
         self.type = type
@@ -500,9 +505,8 @@ final class Registration: @unchecked Sendable {
         if words.1 == nil && postConstruction == nil && Value.self == type.type {
             self.init(type, TypeNames.fileIndex(of: file), traits: traits, function: words.0)
         } else {
-            let otherValueType: Any.Type? = Value.self == type.type ? nil : Value.self
             self.init(type, TypeNames.fileIndex(of: file), traits: traits,
-                      rare: Rare(words, nil, Self.postConstruct(postConstruction), otherValueType))
+                      rare: Rare(words, nil, Self.postConstruct(postConstruction), Self.valueType(Value.self, for: type)))
         }
     }
 
@@ -516,9 +520,8 @@ final class Registration: @unchecked Sendable {
     ) {
         let words = unsafeBitCast(factory, to: (UnsafeRawPointer?, UnsafeRawPointer?).self)
         let makeAsync: MakeAsync = { Box.make(try await asyncForm()) }
-        let otherValueType: Any.Type? = Value.self == type.type ? nil : Value.self
         self.init(type, TypeNames.fileIndex(of: file), traits: Self.traits(.plain, .transient, Value.self, ownsInstances: true),
-                  rare: Rare(words, makeAsync, nil, otherValueType, primary: primary))
+                  rare: Rare(words, makeAsync, nil, Self.valueType(Value.self, for: type), primary: primary))
     }
 
     /// A synchronous factory isolated to the main actor: runs right away on the main thread, refuses
@@ -529,9 +532,8 @@ final class Registration: @unchecked Sendable {
     ) {
         // Runs only after a claim saw a main-actor caller; the value stays on the main actor here.
         let make: Make = { Box.make(try MainActor.assumeIsolated { Unchecked(try mainActorFactory()) }.value) }
-        let otherValueType: Any.Type? = Value.self == type.type ? nil : Value.self
         self.init(type, TypeNames.fileIndex(of: file), traits: Self.traits(.mainActor, lifetime, Value.self, ownsInstances: true),
-                  rare: Rare((nil, nil), make, Self.postConstruct(postConstruction), otherValueType))
+                  rare: Rare((nil, nil), make, Self.postConstruct(postConstruction), Self.valueType(Value.self, for: type)))
     }
 
     /// An async factory: only `resolveAsync` and `prepare` run it.
@@ -539,9 +541,8 @@ final class Registration: @unchecked Sendable {
         _ type: AnyType, lifetime: InjectionLifetime, file: StaticString, asyncFactory: @escaping @Sendable () async throws -> Value
     ) {
         let make: MakeAsync = { Box.make(try await asyncFactory()) }
-        let otherValueType: Any.Type? = Value.self == type.type ? nil : Value.self
         self.init(type, TypeNames.fileIndex(of: file), traits: Self.traits(.async, lifetime, Value.self, ownsInstances: true),
-                  rare: Rare((nil, nil), make, nil, otherValueType))
+                  rare: Rare((nil, nil), make, nil, Self.valueType(Value.self, for: type)))
     }
 
     /// The same registration for another container (`InjectionContainer(copying:)`), with nothing built.

@@ -225,6 +225,20 @@ extension InjectionContainer {
         }
     }
 
+    /// Runs `body` (a factory, or `postConstruction` with `isPostConstruction`) of `registration` on this
+    /// thread, bound to `frame` and `transaction`, as ``runFactory(_:in:isPostConstruction:_:)`` does.
+    private func runBound(
+        _ registration: Registration, in frame: HeapFrame, transaction: Transaction?, isPostConstruction: Bool = false,
+        _ body: (ThreadState) throws -> Box
+    ) -> Result<Box, InjectionError> {
+        let ref = FrameRef.heap(.passUnretained(frame))
+        return ThreadState.withCurrent { thread in
+            thread.bind(Binding(container: .passUnretained(self), frame: ref, transaction: transaction.map { .passUnretained($0) })) {
+                runFactory(registration, in: ref, isPostConstruction: isPostConstruction) { try body(thread) }
+            }
+        }
+    }
+
     /// What `error`, thrown by the factory (or `postConstruction`) of `type` running in `frame`, becomes:
     /// an ``InjectionError`` as it is (a dependency's, already wrapped), anything else wrapped with the chain.
     func failure(_ error: any Error, of type: AnyType, in frame: FrameRef, isPostConstruction: Bool = false) -> InjectionError {
@@ -280,14 +294,9 @@ extension InjectionContainer {
         let postFrame = frame.escape()  // Outlives this call when deferred.
         let transaction = transaction?.takeUnretainedValue()
         let work = { [self] () -> InjectionError? in
-            let finished = ThreadState.withCurrent { thread in
-                thread.bind(Binding(container: .passUnretained(self), frame: .heap(.passUnretained(postFrame)),
-                                    transaction: transaction.map { .passUnretained($0) })) {
-                    runFactory(registration, in: .heap(.passUnretained(postFrame)), isPostConstruction: true) {
-                        try postConstruct(instance)
-                        return instance
-                    }
-                }
+            let finished = runBound(registration, in: postFrame, transaction: transaction, isPostConstruction: true) { _ in
+                try postConstruct(instance)
+                return instance
             }
             guard case .failure(let error) = finished else { return nil }
             evict(instance, from: registration)
@@ -429,14 +438,9 @@ extension InjectionContainer {
     /// of its own (cancelling one waiter must not cancel what the others wait for), a synchronous one
     /// right here.
     private func run(_ registration: Registration, in frame: HeapFrame, transaction: Transaction?) async -> Result<Box, InjectionError> {
-        let ref = FrameRef.heap(.passUnretained(frame))
         guard registration.hasAsyncForm else {
             defer { frame.endResolution() }  // For the tasks its factory started.
-            return ThreadState.withCurrent { thread in
-                thread.bind(Binding(container: .passUnretained(self), frame: ref, transaction: transaction.map { .passUnretained($0) })) {
-                    runFactory(registration, in: ref) { () throws -> Box in try registration.makeBox(on: thread) }
-                }
-            }
+            return runBound(registration, in: frame, transaction: transaction) { thread in try registration.makeBox(on: thread) }
         }
         let binding = TaskBinding(container: self, frame: frame, transaction: transaction)
         let construction = Task { @Sendable [self] () async -> Unchecked<Result<Box, InjectionError>> in
