@@ -458,7 +458,7 @@ struct StressTests {
         let seed = SeededRandom.seed(fromEnvironment: "INJECTION_SEED") ?? SeededRandom.freshSeed()
         let world = StressWorld(seed: seed, boundToTask: true)
         let tasks = 8, seconds = Self.seconds / 2
-        let start = nanosecondsNow(), deadline = start + UInt64(seconds * 1e9)
+        let start = nanosecondsNow(), deadline = start + UInt64(seconds * 1e9), hardStop = deadline + 25_000_000_000
         await InjectionManager.withContainer(world.container) {
             for type in 0..<StressWorld.typeCount { world.register(type, lifetime: world.lifetimes[type % 4]) }
             await withTaskGroup(of: Void.self) { group in
@@ -466,7 +466,9 @@ struct StressTests {
                     group.addTask {
                         var random = SeededRandom(seed: seed &+ UInt64(index))
                         var counts = StressCounts()
-                        while nanosecondsNow() < deadline {
+                        // Until the budget is spent and this task has done its share of the work: while
+                        // synchronous tests hold the cooperative pool, a task may not run for seconds.
+                        while nanosecondsNow() < deadline || (counts.pairChecks < 25 && nanosecondsNow() < hardStop) {
                             for _ in 0..<32 { stressStep(world, random: &random, counts: &counts) }
                             await Task.yield()
                         }
