@@ -458,7 +458,7 @@ struct StressTests {
         let seed = SeededRandom.seed(fromEnvironment: "INJECTION_SEED") ?? SeededRandom.freshSeed()
         let world = StressWorld(seed: seed, boundToTask: true)
         let tasks = 8, seconds = Self.seconds / 2
-        let start = nanosecondsNow(), deadline = start + UInt64(seconds * 1e9), hardStop = deadline + 25_000_000_000
+        let start = nanosecondsNow(), deadline = start + UInt64(seconds * 1e9), hardStop = deadline + 80_000_000_000
         await InjectionManager.withContainer(world.container) {
             for type in 0..<StressWorld.typeCount { world.register(type, lifetime: world.lifetimes[type % 4]) }
             await withTaskGroup(of: Void.self) { group in
@@ -479,7 +479,7 @@ struct StressTests {
         }
         let elapsed = Double(nanosecondsNow() - start) / 1e9
         report("tasks, seed \(seed)", world.counts, seconds: elapsed, workers: tasks)
-        #expect(elapsed < seconds + 30, "the tasks overran their budget: a deadlock or a livelock")
+        #expect(elapsed < seconds + 90, "the tasks overran their budget: a deadlock or a livelock")
         #expect(world.violations.isEmpty, "seed \(seed):\n\(world.violations.joined(separator: "\n"))")
         #expect(world.counts.pairChecks > 100)
         // Nothing leaked to the process-wide container.
