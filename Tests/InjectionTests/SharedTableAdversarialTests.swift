@@ -81,17 +81,6 @@ private func stResolve<T: STKeyed>(_: T.Type, in container: InjectionContainer) 
 private func stUnregister<T: STKeyed>(_: T.Type, in container: InjectionContainer) { container.unregister(T.self) }
 private func stIsRegistered<T: STKeyed>(_: T.Type, in container: InjectionContainer) -> Bool { container.isRegistered(T.self) }
 
-private struct STRandom: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// A container a thread may take, or find gone.
 private final class ContainerSlot: @unchecked Sendable {
     private let lock = NSLock()
@@ -152,7 +141,7 @@ struct SharedTableAdversarialTests {
         enum State: Equatable { case unregistered, empty, instance(ObjectIdentifier), factory, unknownTransient }
         var checks = 0
         for round in 0..<120 {
-            var random = STRandom(state: UInt64(round) &+ 7)
+            var random = SeededRandom(seed: UInt64(round) &+ 7)
             // Keys of crowded homes, drawn anew each round.
             var picked: [Int] = []
             for bucket in crowded.shuffled(using: &random) {
@@ -306,7 +295,7 @@ struct SharedTableAdversarialTests {
             let start = Barrier(count: 3)
             let done = Counter()
             let finished = runOnThreads(3) { thread in
-                var random = STRandom(state: UInt64(round * 10 + thread))
+                var random = SeededRandom(seed: UInt64(round * 10 + thread))
                 start.arrive()
                 if thread == 0 {
                     // Fresh thread: its table of `container` starts at 16 buckets.
@@ -370,7 +359,7 @@ struct SharedTableAdversarialTests {
             }
             let done = Counter()
             let finished = runOnThreads(3) { thread in
-                var random = STRandom(state: UInt64(thread + 99))
+                var random = SeededRandom(seed: UInt64(thread + 99))
                 if thread == 0 {
                     for step in 0..<3000 {
                         let i = Int.random(in: 0..<hot, using: &random)

@@ -23,18 +23,6 @@ private func resolve<T: Makeable>(_: T.Type, in container: InjectionContainer) t
 }
 private func unregister<T: Makeable>(_: T.Type, in container: InjectionContainer) { container.unregister(T.self) }
 
-/// A small deterministic PRNG, so a failure reproduces.
-private struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 private final class Wrapper: Sendable {}
 private final class Owner: Sendable {
     let container: InjectionContainer
@@ -64,7 +52,7 @@ struct ThreadCacheTableTests {
         var checks = 0, maxCached = 0
         defer { print("randomizedModel: \(checks) steps checked, at most \(maxCached) entries") }
         for seed in 1...4 as ClosedRange<UInt64> {
-            var random = SplitMix(state: seed)
+            var random = SeededRandom(seed: seed)
             let container = InjectionContainer()
             var model = [Expect](repeating: .unregistered, count: keyCount)
             var isTransient = [Bool](repeating: false, count: keyCount)
@@ -125,7 +113,7 @@ struct ThreadCacheTableTests {
     /// (which malloc often puts at a freed one's address).
     @Test("hundreds of containers on one thread: right entries, cache hits, no stale entries at reused addresses")
     func manyContainers() throws {
-        var random = SplitMix(state: 42)
+        var random = SeededRandom(seed: 42)
         var containers: [InjectionContainer] = []
         var made: [ObjectIdentifier: ObjectIdentifier] = [:]  // container → its instance
         for _ in 0..<400 {
