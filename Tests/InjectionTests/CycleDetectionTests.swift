@@ -185,7 +185,7 @@ struct CycleDetectionTests {
             return Beta(try InjectionManager.resolve(Alpha.self))
         }
         let errors = Collector<InjectionError>()
-        let finished = runOnThreads(2, timeout: 20) { index in
+        let finished = runOnThreads(2) { index in
             do throws(InjectionError) {
                 if index == 0 { _ = try container.resolve(Alpha.self) } else { _ = try container.resolve(Beta.self) }
             } catch {

@@ -597,7 +597,7 @@ struct RecycledResolutionTests {
             return Pong(try InjectionManager.resolve())
         }
         let errors = Collector<InjectionError.Kind>()
-        let finished = runOnThreads(2, timeout: 30) { index in
+        let finished = runOnThreads(2) { index in
             // Resolutions that end on this thread, so its next one is a recycled one.
             let warm = InjectionContainer()
             warm.register(Leaf.self) { Leaf() }

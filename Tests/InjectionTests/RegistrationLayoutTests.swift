@@ -419,7 +419,7 @@ struct RegistrationLayoutTests {
         let wrong = Collector<String>()
         var finished = true
         for _ in 0..<25 {
-            finished = runOnThreads(4, timeout: 10) { _ in
+            finished = runOnThreads(4) { _ in
                 for _ in 0..<3 {
                     if let leaf = try? container.resolve(StampLeaf.self), leaf.serial <= 0 { wrong.append("leaf #\(leaf.serial)") }
                     _ = try? container.resolve(PlainObject.self)

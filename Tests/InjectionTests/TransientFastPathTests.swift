@@ -413,7 +413,7 @@ struct TransientFastPathTests {
         container.register(Inner.self, lifetime: .transient) { _ = try InjectionManager.resolve(Pong.self); return Inner(piece: Piece()) }
         let errors = Collector<String>()
         let warmed = Barrier(count: 2)
-        let done = runOnThreads(2, timeout: 20) { index in
+        let done = runOnThreads(2) { index in
             // Warm the transients only (Ping/Pong are a cycle, so they are never cached).
             for _ in 0..<4 {
                 if index == 0 { _ = try? container.resolve(Outer.self) } else { _ = try? container.resolve(Inner.self) }

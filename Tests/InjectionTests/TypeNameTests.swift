@@ -91,6 +91,29 @@ struct TypeNameTests {
         #expect(InjectionProbe.typeNamesWorkedOut(in: container) == wrapped.count)
     }
 
+    @Test("a copy of a container, and any other container, reuses the names its source worked out: a type's name is worked out once per process")
+    func namesAreWorkedOutOncePerProcess() {
+        struct Tag<Wrapped>: Sendable {}
+        func register(_ type: Any.Type, in container: InjectionContainer) {
+            func open<Wrapped>(_: Wrapped.Type) { container.register(Tag<Wrapped>.self) { Tag<Wrapped>() } }
+            _openExistential(type, do: open)
+        }
+        let wrapped: [Any.Type] = [Int.self, String.self, Double.self, Bool.self, [Int].self, [String].self, Int?.self, Float.self]
+        let source = InjectionContainer()
+        for type in wrapped { register(type, in: source) }
+        #expect(throws: InjectionError.self) { try source.resolve(Unregistered.self) }
+        #expect(InjectionProbe.typeNamesWorkedOut(in: source) == wrapped.count)
+        // A copy (as `.isolatedInjection` makes for each test) and an unrelated container with the same types.
+        let copy = InjectionContainer(copying: source), other = InjectionContainer()
+        for type in wrapped { register(type, in: other) }
+        for container in [copy, other] {
+            let error = #expect(throws: InjectionError.self) { try container.resolve(Unregistered.self) }
+            #expect(error?.description.contains("Unregistered is private") == true)
+            #expect(container.dependencyGraph().nodes.map(\.name).contains("TypeNameTests.Tag<Int>"))
+            #expect(InjectionProbe.typeNamesWorkedOut(in: container) == 0)
+        }
+    }
+
     @Test("a missing private type is named without an address, and the fix says where it compiles")
     func missingPrivateType() {
         let container = InjectionContainer()

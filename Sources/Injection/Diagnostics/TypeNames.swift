@@ -19,20 +19,21 @@ final class TypeNames: @unchecked Sendable {  // `cache`: under `lock`.
         var files: [ObjectIdentifier: UInt16]
         /// The types registered in more than one role: as themselves, as a key, as a builder.
         var multiRole: Set<ObjectIdentifier>
-        /// Each type's written and qualified names, worked out once and kept across changes of the
-        /// registrations (a type's name never changes): a change costs a lookup per registered type, not a
-        /// `String(reflecting:)` and a parse, which made alternating registers and failing resolves quadratic
-        /// in the names worked out.
-        var spelled: [ObjectIdentifier: Spelling]
     }
 
     /// A type's names: as code outside its module writes it, and qualified by its module.
     private typealias Spelling = (written: String, qualified: String)
 
+    /// Each type's names, worked out once for the process (a type's name never changes): a change of
+    /// the registrations, or a new container with the same types (a copy, as `.isolatedInjection` makes
+    /// for each test), costs a lookup per registered type, not a `String(reflecting:)` and a parse,
+    /// which made alternating registers and failing resolves quadratic in the names worked out.
+    private static let spelled = LockedState<[ObjectIdentifier: Spelling]>([:])
+
     private let state: LockedState<ContainerState>
     private let lock = Lock()
     private var cache: Cache?
-    /// How many types' names were worked out (see ``Cache/spelled``): for tests.
+    /// How many types' names this container worked out (see ``spelled``): for tests.
     private var spellings = 0
 
     /// The names of the types registered in `state`.
@@ -53,7 +54,7 @@ final class TypeNames: @unchecked Sendable {  // `cache`: under `lock`.
     /// The readable name of `type`.
     func name(of type: Any.Type) -> String {
         let cache = current()
-        let (short, qualified) = cache.spelled[ObjectIdentifier(type)] ?? Self.spelling(of: type)
+        let (short, qualified) = Self.spelled.withLock { $0[ObjectIdentifier(type)] } ?? Self.spelling(of: type)
         let others = cache.qualifiedNames[short] ?? [], file = cache.files[ObjectIdentifier(type)]
         // Another type with the same readable qualified name: two private types, in different files.
         let twins = others.filter { $0 == qualified }.count - (file == nil ? 0 : 1)
@@ -61,15 +62,15 @@ final class TypeNames: @unchecked Sendable {  // `cache`: under `lock`.
         return Set(others + [qualified]).count > 1 ? qualified : short
     }
 
-    /// How many types' names this container worked out: each type once, however often its registrations
-    /// change.
+    /// How many types' names this container worked out, not found already worked out for the process.
     var spellingsWorkedOut: Int { lock.withLock { spellings } }
 
     private static func spelling(of type: Any.Type) -> Spelling {
         (written(type), readable(String(reflecting: type)))
     }
 
-    /// The names for the current registrations. Takes the container's lock, then (never inside it) its own.
+    /// The names for the current registrations. Takes its own lock, the container's and ``spelled``'s, one after
+    /// the other, never one inside another.
     private func current() -> Cache {
         let known = lock.withLock { cache }
         let (generation, registrations) = state.withLock { state in
@@ -79,22 +80,26 @@ final class TypeNames: @unchecked Sendable {  // `cache`: under `lock`.
         var files: [ObjectIdentifier: UInt16] = [:]
         var names: [String: [String]] = [:]
         var multiRole: Set<ObjectIdentifier> = []
-        var spelled = known?.spelled ?? [:], spellings = 0
-        for registration in registrations ?? [] {
-            let type = ObjectIdentifier(registration.type.type)
-            // A class registered both as itself and as a key is one type.
-            guard files.updateValue(registration.fileIndex, forKey: type) == nil else {
-                multiRole.insert(type)
-                continue
+        var spellings = 0
+        // Under the process-wide lock, so containers that need the same names at once (copies made in
+        // parallel tests) work each out once between them. It runs no user code, and takes no other lock.
+        Self.spelled.withLock { spelled in
+            for registration in registrations ?? [] {
+                let type = ObjectIdentifier(registration.type.type)
+                // A class registered both as itself and as a key is one type.
+                guard files.updateValue(registration.fileIndex, forKey: type) == nil else {
+                    multiRole.insert(type)
+                    continue
+                }
+                if spelled[type] == nil {
+                    spelled[type] = Self.spelling(of: registration.type.type)
+                    spellings += 1
+                }
+                let spelling = spelled[type].unsafelyUnwrapped
+                names[spelling.written, default: []].append(spelling.qualified)
             }
-            if spelled[type] == nil {
-                spelled[type] = Self.spelling(of: registration.type.type)
-                spellings += 1
-            }
-            let spelling = spelled[type].unsafelyUnwrapped
-            names[spelling.written, default: []].append(spelling.qualified)
         }
-        let fresh = Cache(generation: generation, qualifiedNames: names, files: files, multiRole: multiRole, spelled: spelled)
+        let fresh = Cache(generation: generation, qualifiedNames: names, files: files, multiRole: multiRole)
         lock.withLock {
             cache = fresh
             self.spellings += spellings
