@@ -33,9 +33,7 @@ struct AbandonedBuildTests {
         await firstStarted.wait()
         let second = Task { try await container.resolveAsync(Slow.self) }
         // The second resolve has claimed and is about to wait (or waits) for the first build.
-        let deadline = Date().addingTimeInterval(120)  // Deadlock detection, generous for a starved pool.
-        while !InjectionProbe.buildHasWaiters(for: Slow.self, in: container), Date() < deadline { await Task.yield() }
-        #expect(InjectionProbe.buildHasWaiters(for: Slow.self, in: container))
+        #expect(await poll { InjectionProbe.buildHasWaiters(for: Slow.self, in: container) })
 
         container.resetCurrentContainer()
         let secondDone = AsyncGate()
@@ -45,12 +43,8 @@ struct AbandonedBuildTests {
             secondResult.set(value)
             secondDone.open()
         }
-        // A deadline, not a pause: it ends the wait only if the waiter never finishes. Generous: while
-        // synchronous tests hold the cooperative pool, the waiter may not run for seconds.
-        let timer = Task {
-            try? await Task.sleep(nanoseconds: 120_000_000_000)
-            secondDone.open()
-        }
+        // A deadline, not a pause: it ends the wait only if the waiter never finishes.
+        let timer = secondDone.opens()
         await secondDone.wait()
         timer.cancel()
         let rebuiltBeforeTheStaleBuildFinished = runs.value == 2

@@ -14,7 +14,7 @@ private final class Flag: @unchecked Sendable {
     func clear() { lock.withLock { isSet = false } }
     var value: Bool { lock.withLock { isSet } }
     /// Spins until the flag is set (the other thread is never blocked on us, so this ends).
-    func spin() { while !value {} }
+    func spin() { while !value { sched_yield() } }  // On two cores the other thread may need this one's core.
 }
 
 private final class RaceB: Sendable {}
@@ -114,14 +114,14 @@ struct CycleDetectionTests {
                 RaceC(b: try container.resolve(RaceB.self), a: try container.resolve(RaceA.self))
             }
         }
-        // Up to `rounds`, for at most 5 seconds (ThreadSanitizer runs far fewer): thread 1 decides whether
-        // to go on, between two meetings, so both threads run the same rounds.
+        // 100 rounds, then more up to `rounds` for at most 5 seconds (ThreadSanitizer runs fewer): thread 1
+        // decides whether to go on, between two meetings, so both threads run the same rounds.
         let deadline = Date(timeIntervalSinceNow: 5)
         let goOn = Flag(), ran = Counter()
         let finished = runOnThreads(2, timeout: 120) { thread in
             for round in 0..<rounds {
                 guard barrier.arrive() else { return }
-                if thread == 0 && (round == 0 || Date() < deadline) { goOn.set() }
+                if thread == 0 && (round < 100 || Date() < deadline) { goOn.set() }
                 guard barrier.arrive() else { return }
                 guard goOn.value else { return }
                 guard barrier.arrive() else { return }
@@ -208,7 +208,7 @@ struct CycleDetectionTests {
         container.register(Gamma.self) { Gamma() }
         container.register(Delta.self) { [unowned container] in
             // The first build holds on until the other thread was told to wait for it: the two overlap.
-            if arrivals.increment() == 1, waitUntil(seconds: 20, { InjectionProbe.buildHasWaiters(for: Delta.self, in: container) }) {
+            if arrivals.increment() == 1, waitUntil({ InjectionProbe.buildHasWaiters(for: Delta.self, in: container) }) {
                 overlaps.increment()
             }
             _ = Inject(Gamma.self)

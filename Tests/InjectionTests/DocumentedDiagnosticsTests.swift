@@ -257,7 +257,7 @@ struct DocumentedDiagnosticsTests {
     func transientPostConstructionCycle() async {
         // In its own process: an unbounded recursion would crash, a hang is ended by the watchdog (exit 42).
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
-            Thread { Thread.sleep(forTimeInterval: 10); FileHandle.standardError.write(Data("hung\n".utf8)); exit(42) }.start()
+            Thread { Thread.sleep(forTimeInterval: waitLimit); FileHandle.standardError.write(Data("hung\n".utf8)); exit(42) }.start()
             let container = InjectionContainer()
             container.register(R3A.self, lifetime: .transient) { R3A() } postConstruction: { _ in
                 _ = try InjectionManager.resolve(R3B.self)

@@ -11,11 +11,11 @@ struct FactoriesOutsideLocksTests {
     @Test("a slow factory does not block resolving other, cached types")
     func slowFactoryDoesNotBlockOthers() throws {
         let container = InjectionContainer()
-        let release = Gate(), started = Gate(), done = Gate()
+        let release = Gate(), started = Gate(), done = Gate(), timedOut = Counter()
         container.register((any Clock).self) { SystemClock() }
         container.register((any API).self) {
             started.open()
-            release.wait()
+            if !release.wait() { timedOut.increment() }  // Released only after the work below: it waited for us.
             return LiveAPI()
         }
         let clock = try container.resolve((any Clock).self)
@@ -27,20 +27,21 @@ struct FactoriesOutsideLocksTests {
         #expect(throws: Never.self) { try container.resolve(Formatter.self) }
         release.open()
         #expect(done.wait())
+        #expect(timedOut.value == 0, "the work above waited for the blocked factory until its gate timed out")
     }
 
     @Test("register, unregister and reset never wait for a running factory")
     func mutationsDoNotWaitForFactories() throws {
         let container = InjectionContainer()
-        let release = Gate(), started = Gate(), done = Gate()
+        let release = Gate(), started = Gate(), done = Gate(), timedOut = Counter()
         container.register((any API).self) {
             started.open()
-            release.wait()
+            if !release.wait() { timedOut.increment() }  // Released only after the work below: it waited for us.
             return LiveAPI()
         }
         onThread { _ = try? container.resolve((any API).self); done.open() }
         #expect(started.wait())
-        // Each of these would hang until the 10 s timeout if it waited for the factory.
+        // Each of these would hang until the factory's gate timed out if it waited for the factory.
         container.resetCurrentContainer()
         container.register((any API).self) { LiveAPI(name: "replacement") }
         #expect(try container.resolve((any API).self).name == "replacement")
@@ -49,5 +50,6 @@ struct FactoriesOutsideLocksTests {
         #expect(try container.resolve((any API).self).name == "next")
         release.open()
         #expect(done.wait())
+        #expect(timedOut.value == 0, "the work above waited for the blocked factory until its gate timed out")
     }
 }

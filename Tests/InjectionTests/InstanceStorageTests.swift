@@ -40,7 +40,7 @@ private final class Ledger: @unchecked Sendable {  // Its state: under `lock`.
 
     /// Waits up to `seconds` for every cell to be destroyed (a thread's exit releases its cache after it
     /// signalled it was done).
-    func waitUntilNoneLive(seconds: Double = 2) -> Bool {
+    func waitUntilNoneLive(seconds: Double = waitLimit) -> Bool {
         let deadline = Date(timeIntervalSinceNow: seconds)
         return lock.withLock {
             while !live.isEmpty { if !lock.wait(until: deadline) { break } }
@@ -214,13 +214,15 @@ private final class Tally: @unchecked Sendable {  // Under `lock`.
 
 /// Runs `readers` threads calling `read` and one thread calling `change` until `seconds` pass; returns
 /// once every thread is done.
+/// Runs `readers` threads calling `read` while one thread calls `change` for `seconds`, and at least 60
+/// times (a starved machine must not end the race before it happened); the readers stop with the changes.
 private func race(readers: Int, seconds: Double, read: @escaping @Sendable () -> Void, change: @escaping @Sendable (Int) -> Void) {
     let group = DispatchGroup()
-    let deadline = Date(timeIntervalSinceNow: seconds)
+    let changing = Counter()
     for _ in 0..<readers {
         group.enter()
         let thread = Thread {
-            while Date() < deadline { read() }
+            repeat { read() } while changing.value == 0
             group.leave()
         }
         thread.stackSize = 1 << 20
@@ -228,11 +230,13 @@ private func race(readers: Int, seconds: Double, read: @escaping @Sendable () ->
     }
     group.enter()
     Thread {
+        let deadline = Date(timeIntervalSinceNow: seconds)
         var step = 0
-        while Date() < deadline {
+        while Date() < deadline || step < 60 {
             change(step)
             step += 1
         }
+        changing.increment()
         group.leave()
     }.start()
     group.wait()

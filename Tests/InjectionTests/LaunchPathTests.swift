@@ -318,13 +318,10 @@ struct BuildHandleReviewTests {
                 do throws(InjectionError) { return .success(try await container.resolveAsync(Slow.self).run) } catch { return .failure(error) }
             }
         }
-        // Every task suspended in the build's waiters (at least one thread waits too). Polled a millisecond
-        // apart, without holding a pool thread: the tasks need the cooperative pool, which other tests'
-        // blocking waits may hold for many seconds (seen under ThreadSanitizer with the machine loaded).
-        let deadline = Date().addingTimeInterval(120)  // Deadlock detection, generous for a starved pool.
-        while InjectionProbe.asyncWaiterCount(for: Slow.self, in: container) < 3, Date() < deadline {
-            try? await Task.sleep(nanoseconds: 1_000_000)
-        }
+        // Every task suspended in the build's waiters (at least one thread waits too). The tasks need the
+        // cooperative pool, which other tests' blocking waits may hold for a minute (seen under
+        // ThreadSanitizer with the machine loaded).
+        await poll { InjectionProbe.asyncWaiterCount(for: Slow.self, in: container) >= 3 }
         #expect(InjectionProbe.asyncWaiterCount(for: Slow.self, in: container) == 3, "the tasks never waited (\(end))")
         #expect(InjectionProbe.buildHasWaiters(for: Slow.self, in: container))
         switch end {
@@ -335,7 +332,7 @@ struct BuildHandleReviewTests {
         case .removeAll: container.removeAll()
         }
         // Every waiter returns, while the build itself may still be blocked (reset, re-registration...).
-        let threadsWoke = threadsDone.wait(atLeast: 3, seconds: 20)
+        let threadsWoke = threadsDone.wait(atLeast: 3)
         #expect(threadsWoke, "a thread waiting for the build was never woken (\(end))")
         if !threadsWoke {
             release.open()
@@ -348,10 +345,7 @@ struct BuildHandleReviewTests {
             for task in tasks { collected.append(await task.value) }
             tasksDone.open()
         }
-        let timer = Task {  // A deadline, not a pause: it ends the wait only if a task is never woken.
-            try? await Task.sleep(nanoseconds: 120_000_000_000)
-            tasksDone.open()
-        }
+        let timer = tasksDone.opens()  // A deadline, not a pause: it ends the wait only if a task is never woken.
         await tasksDone.wait()
         timer.cancel()
         let taskResults = collected.values

@@ -203,7 +203,7 @@ struct LeakTests {
             container.resetCurrentContainer { registerSession(user, in: container, live: live, freed: freed) }
             currentUser.increment()
             for semaphore in go { semaphore.signal() }
-            for _ in 0..<workers where done.wait(timeout: .now() + 10) == .timedOut { problems.append("a worker hung") }
+            for _ in 0..<workers where done.wait(timeout: .now() + waitLimit) == .timedOut { problems.append("a worker hung") }
             container.resetCurrentContainer()
             if refs.alive != 0 { problems.append("cycle \(user): \(refs.alive) instances outlived the logout") }
             if live.value != freed.value { problems.append("cycle \(user): \(live.value - freed.value) instances alive") }

@@ -77,8 +77,8 @@ struct MainActorTests {
         let container = InjectionManager.currentContainer
         container.register(MainModel.self, isolation: MainActor.shared) { MainModel() }
         let stop = Counter()
-        let resetter = Task.detached {
-            while stop.value == 0 { container.resetCurrentContainer() }
+        let resetter = Task {  // On a thread of its own: a loop that never suspends would hold one of the pool's.
+            await onOwnThread { while stop.value == 0 { container.resetCurrentContainer() } }
         }
         let failures = Counter()
         for _ in 0..<5_000 {

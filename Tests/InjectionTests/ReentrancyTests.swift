@@ -59,7 +59,7 @@ private final class CallsBackOnDispose: InjectionDisposable, Sendable {
 }
 
 /// Runs `body` on a new thread; `false` if it did not finish within `seconds` (a deadlock).
-private func finishes(within seconds: Double = 10, _ body: @escaping @Sendable () -> Void) -> Bool {
+private func finishes(within seconds: Double = waitLimit, _ body: @escaping @Sendable () -> Void) -> Bool {
     let done = Gate()
     onThread { body(); done.open() }
     return done.wait(seconds: seconds)
@@ -286,7 +286,7 @@ struct ReentrancyTests {
             outcome.append((try? container.verify()) != nil)
             done.open()
         }
-        #expect(done.wait(seconds: 30), "verify() inside a factory recursed instead of returning")
+        #expect(done.wait(), "verify() inside a factory recursed instead of returning")
         #expect(outcome.values == [true, true])
         #expect(runs.value == 4, "the resolve, its two verifications, and the direct verify(): once each")
     }

@@ -27,7 +27,7 @@ private final class LockSensingWeak: Sendable {
             _ = container.isRegistered(LockSensingWeak.self)
             probe.signal()
         }.start()
-        if probe.wait(timeout: .now() + 10) == .timedOut {  // Generous: in a loaded parallel run a thread or task may start late.
+        if probe.wait(timeout: .now() + waitLimit) == .timedOut {  // Generous: in a loaded parallel run a thread may start late.
             // The probe gets the lock once register returns; waiting for it here would deadlock.
             findings.append("LockSensingWeak's deinit ran under the container's lock (inside register)")
         } else {
@@ -70,7 +70,7 @@ private final class HandlerCapture: @unchecked Sendable {
             _ = InjectionManager.diagnosticsHandler
             probe.signal()
         }.start()
-        if probe.wait(timeout: .now() + 10) == .timedOut {  // Generous: in a loaded parallel run a thread or task may start late.
+        if probe.wait(timeout: .now() + waitLimit) == .timedOut {  // Generous: in a loaded parallel run a thread may start late.
             findings.append("released under the diagnostics handler's lock")  // The thread gets it once it is dropped.
         } else {
             findings.append("released outside the lock")
@@ -102,7 +102,7 @@ struct ReleasesOutsideLocksTests {
                     withExtendedLifetime(spin) {}
                     withExtendedLifetime(held) {}
                     held = nil
-                    while done.value < round && !(stop.value != 0) {}
+                    while done.value < round && !(stop.value != 0) { sched_yield() }
                     round += 1
                 }
                 holderDone.signal()
@@ -112,7 +112,7 @@ struct ReleasesOutsideLocksTests {
             let deadline = Date(timeIntervalSinceNow: 1.5)
             var round = 0
             while findings.values.isEmpty && Date() < deadline {
-                while ready.value < round {}
+                while ready.value < round { sched_yield() }
                 container.register(LockSensingWeak.self, lifetime: .weak, factory: factory)
                 done.value = round
                 round += 1

@@ -262,7 +262,7 @@ struct ResetAtomicityTests {
             observed.wait(atLeast: observed.value + observers + 1, seconds: pace.timeIntervalSinceNow)
         }
         stop.open()
-        _ = observing.wait(timeout: .now() + 10)
+        _ = observing.wait(timeout: .now() + waitLimit)
         #expect(finishedObserving.values.count == observers)
         #expect(problems.values.isEmpty, "\(problems.values.prefix(10))")
         // A non-atomic commit would let a resolve that overlapped no commit rebuild a registration.

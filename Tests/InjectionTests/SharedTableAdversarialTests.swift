@@ -619,7 +619,7 @@ struct SharedTableAdversarialTests {
             let workersDone = Counter(), syncResolves = Counter()
             let resetCount = AtomicWord(0)
             defer { print("failingPostConstructionThroughRunBound: \(syncResolves.value) sync resolves, \(resetCount.value) resets") }
-            let threads = Task.detached {
+            let threads = Task { await onOwnThread {  // Blocks a thread of its own, not one of the pool's.
                 runOnThreads(3) { thread in
                     if thread == 0 {
                         var resets = 0
@@ -646,7 +646,7 @@ struct SharedTableAdversarialTests {
                         }
                     }
                 }
-            }
+            } }
             await withTaskGroup(of: Void.self) { group in
                 for _ in 0..<200 {
                     group.addTask {

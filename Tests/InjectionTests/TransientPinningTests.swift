@@ -225,10 +225,10 @@ struct TransientPinningTests {
             _ = probe
             return PinOuter()
         }
-        // The bound only tells a deadlock from slowness: this takes ~4 s in a debug build and over 30 s under
-        // AddressSanitizer (CI's leak check), where the default 30 s bound failed it while it was still running.
+        // The bound only tells a deadlock from slowness: this takes ~4 s in a debug build, over 30 s under
+        // AddressSanitizer (CI's leak check) and 93 s under ThreadSanitizer in a full parallel run.
         let resolved = Counter(), failures = Collector<InjectionError.Kind>()
-        let finished = runOnThreads(2, timeout: 300) { index in
+        let finished = runOnThreads(2, timeout: 600) { index in
             for round in 0..<20_000 {
                 do throws(InjectionError) {
                     _ = try container.resolve(PinOuter.self)

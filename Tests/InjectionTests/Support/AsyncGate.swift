@@ -51,7 +51,7 @@ final class AsyncGate: @unchecked Sendable {  // Its state: under `lock`.
     /// The deadline counts 10 ms ticks, each of which needs a turn on the cooperative pool, as the task
     /// awaited does: while synchronous tests hold every thread of the pool, neither moves on, so a busy test
     /// run does not expire it before the task it waits for had a chance to start.
-    func started(seconds: Double = 10) async -> Bool {
+    func started(seconds: Double = waitLimit) async -> Bool {
         let number = lock.withLock { () -> Int? in
             if hasStarted { return nil }
             nextWatcher += 1
@@ -87,4 +87,30 @@ final class AsyncGate: @unchecked Sendable {  // Its state: under `lock`.
         }
         watcher?.resume(returning: false)
     }
+}
+
+extension AsyncGate {
+    /// Opens the gate once `seconds` of 10 ms ticks have passed, each needing a turn on the cooperative pool
+    /// (see ``started(seconds:)``): a deadline for a wait that only a hang runs out, which a starved pool
+    /// does not run out early. Cancel the task it returns when the wait is over.
+    func opens(after seconds: Double = waitLimit) -> Task<Void, Never> {
+        Task { [self] in
+            for _ in 0..<Int(seconds * 100) {
+                guard (try? await Task.sleep(nanoseconds: 10_000_000)) != nil else { return }  // Cancelled.
+            }
+            open()
+        }
+    }
+}
+
+/// Checks `condition` every 10 ms until it holds, without holding a pool thread; `false` if `seconds` of
+/// ticks passed first. Ticks, not wall time: each needs a turn on the cooperative pool, as the tasks that
+/// make `condition` true do, so while synchronous tests hold every pool thread neither moves on.
+@discardableResult
+func poll(seconds: Double = waitLimit, until condition: () -> Bool) async -> Bool {
+    for _ in 0..<Int(seconds * 100) {
+        if condition() { return true }
+        try? await Task.sleep(nanoseconds: 10_000_000)
+    }
+    return condition()
 }

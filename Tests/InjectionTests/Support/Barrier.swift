@@ -16,7 +16,7 @@ final class Barrier: @unchecked Sendable {
 
     /// Returns `false` if the others did not all arrive within `seconds`; the barrier is then broken
     /// and every later `arrive()` returns `false` at once.
-    @discardableResult func arrive(seconds: Double = 30) -> Bool {
+    @discardableResult func arrive(seconds: Double = waitLimit) -> Bool {
         condition.lock(); defer { condition.unlock() }
         guard !isBroken else { return false }
         let myRound = round

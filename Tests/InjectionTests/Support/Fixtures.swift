@@ -3,6 +3,11 @@ import Foundation
 import _InjectionPlatform
 @_spi(Testing) import Injection
 
+/// How long a test waits, by default, for another thread or task before it records a failure. Only a hang
+/// should run it out: CI runs the suite in parallel on two cores, under ThreadSanitizer too, where work that
+/// takes 7 s alone took 35 s, and blocked synchronous tests can keep async ones off the pool for 100 s.
+let waitLimit: Double = 120
+
 // MARK: - Services used across the suite
 
 protocol API: AnyObject, Sendable { var name: String { get } }
@@ -101,7 +106,7 @@ final class Counter: @unchecked Sendable {  // Its state: under `condition`.
         return count
     }
     /// Blocks until the count reaches `target`; `false` if `seconds` passed first.
-    @discardableResult func wait(atLeast target: Int, seconds: Double = 10) -> Bool {
+    @discardableResult func wait(atLeast target: Int, seconds: Double = waitLimit) -> Bool {
         condition.lock(); defer { condition.unlock() }
         let deadline = Date(timeIntervalSinceNow: seconds)
         while count < target { if !condition.wait(until: deadline) { return count >= target } }
@@ -114,16 +119,14 @@ final class Gate: @unchecked Sendable {
     private let semaphore = DispatchSemaphore(value: 0)
     func open() { semaphore.signal() }
     /// Returns `false` if `seconds` passed first.
-    @discardableResult func wait(seconds: Double = 10) -> Bool {
+    @discardableResult func wait(seconds: Double = waitLimit) -> Bool {
         semaphore.wait(timeout: .now() + seconds) == .success
     }
 }
 
 /// Runs `body` on `count` real threads that start together; returns when all are done, or `false` on timeout.
-/// The timeout only ends a hang: in CI's full parallel run under ThreadSanitizer on two cores, work that takes
-/// 7 s alone took 35 s (a 30 s default failed it).
 @discardableResult
-func runOnThreads(_ count: Int, timeout: Double = 120, _ body: @escaping @Sendable (Int) -> Void) -> Bool {
+func runOnThreads(_ count: Int, timeout: Double = waitLimit, _ body: @escaping @Sendable (Int) -> Void) -> Bool {
     let group = DispatchGroup()
     let start = DispatchSemaphore(value: 0)
     for index in 0..<count {
@@ -142,9 +145,12 @@ func runOnThreads(_ count: Int, timeout: Double = 120, _ body: @escaping @Sendab
 /// Re-checks `condition` until it holds, for a state only the library sees (read through `InjectionProbe`),
 /// such as another thread now waiting for a build; `false` if `seconds` passed first.
 @discardableResult
-func waitUntil(seconds: Double = 10, _ condition: () -> Bool) -> Bool {
+func waitUntil(seconds: Double = waitLimit, _ condition: () -> Bool) -> Bool {
     let deadline = Date(timeIntervalSinceNow: seconds)
-    while !condition() { if Date() >= deadline { return condition() } }
+    while !condition() {
+        if Date() >= deadline { return condition() }
+        usleep(50)  // Not a spin: on two cores the thread that makes `condition` true needs one.
+    }
     return true
 }
 
@@ -190,7 +196,7 @@ final class Latch: @unchecked Sendable {
     private var isOpen = false
     func open() { condition.lock(); isOpen = true; condition.broadcast(); condition.unlock() }
     /// Returns `false` if `seconds` passed first.
-    @discardableResult func wait(seconds: Double = 10) -> Bool {
+    @discardableResult func wait(seconds: Double = waitLimit) -> Bool {
         condition.lock(); defer { condition.unlock() }
         let deadline = Date(timeIntervalSinceNow: seconds)
         while !isOpen { if !condition.wait(until: deadline) { return isOpen } }
