@@ -72,7 +72,7 @@ struct TypeNameTests {
         #expect(copy.dependencyGraph().nodes.map(\.name).filter { $0.contains("Cache") }.sorted() == expected)
     }
 
-    @Test("each type's name is worked out once, however often registering again invalidates the names a failing resolve needs")
+    @Test("each type's name is worked out once per process, however often registering again invalidates the names a failing resolve needs, and however many containers need it")
     func namesAreWorkedOutOncePerType() {
         struct Tag<Wrapped>: Sendable {}
         func register(_ type: Any.Type, in container: InjectionContainer) {
@@ -89,22 +89,8 @@ struct TypeNameTests {
             #expect(error?.description.contains("Unregistered is private") == true)
         }
         #expect(InjectionProbe.typeNamesWorkedOut(in: container) == wrapped.count)
-    }
-
-    @Test("a copy of a container, and any other container, reuses the names its source worked out: a type's name is worked out once per process")
-    func namesAreWorkedOutOncePerProcess() {
-        struct Tag<Wrapped>: Sendable {}
-        func register(_ type: Any.Type, in container: InjectionContainer) {
-            func open<Wrapped>(_: Wrapped.Type) { container.register(Tag<Wrapped>.self) { Tag<Wrapped>() } }
-            _openExistential(type, do: open)
-        }
-        let wrapped: [Any.Type] = [Int.self, String.self, Double.self, Bool.self, [Int].self, [String].self, Int?.self, Float.self]
-        let source = InjectionContainer()
-        for type in wrapped { register(type, in: source) }
-        #expect(throws: InjectionError.self) { try source.resolve(Unregistered.self) }
-        #expect(InjectionProbe.typeNamesWorkedOut(in: source) == wrapped.count)
-        // A copy (as `.isolatedInjection` makes for each test) and an unrelated container with the same types.
-        let copy = InjectionContainer(copying: source), other = InjectionContainer()
+        // A copy (as `.isolatedInjection` makes for each test) and another container with the same types.
+        let copy = InjectionContainer(copying: container), other = InjectionContainer()
         for type in wrapped { register(type, in: other) }
         for container in [copy, other] {
             let error = #expect(throws: InjectionError.self) { try container.resolve(Unregistered.self) }
