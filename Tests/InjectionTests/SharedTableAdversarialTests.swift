@@ -489,6 +489,10 @@ struct SharedTableAdversarialTests {
             }
             let bothCached = Counter()
             let tDone = Gate(), uDone = Gate()
+            // U stays alive until B is gone, so B's deinit is what drops U's entries: a thread that exits
+            // meanwhile releases its own a moment later, on its way out (seen once in CI).
+            let uExits = Gate()
+            defer { uExits.open() }
             onThread {
                 do {  // T's own reference to B ends with this block.
                     guard let b = bSlot.value else { return }
@@ -510,6 +514,7 @@ struct SharedTableAdversarialTests {
                 }
                 bothCached.increment()
                 uDone.open()
+                _ = uExits.wait()
             }
             #expect(bothCached.wait(atLeast: 2))
             #expect(uDone.wait())
