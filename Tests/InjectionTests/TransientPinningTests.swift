@@ -226,7 +226,8 @@ struct TransientPinningTests {
             return PinOuter()
         }
         // The bound only tells a deadlock from slowness: this takes ~4 s in a debug build, over 30 s under
-        // AddressSanitizer (CI's leak check) and 93 s under ThreadSanitizer in a full parallel run.
+        // AddressSanitizer (CI's leak check), and Swift Testing reports 93 s for it under ThreadSanitizer in a full
+        // parallel run (4 s alone).
         let resolved = Counter(), failures = Collector<InjectionError.Kind>()
         let finished = runOnThreads(2, timeout: 600) { index in
             for round in 0..<20_000 {

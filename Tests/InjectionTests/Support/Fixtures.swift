@@ -5,7 +5,7 @@ import _InjectionPlatform
 
 /// How long a test waits, by default, for another thread or task before it records a failure. Only a hang
 /// should run it out: CI runs the suite in parallel on two cores, under ThreadSanitizer too, where work that
-/// takes 7 s alone took 35 s, and blocked synchronous tests can keep async ones off the pool for 100 s.
+/// takes 7 s alone took 35 s, and async tests report 100 s behind synchronous ones that block the pool.
 let waitLimit: Double = 120
 
 // MARK: - Services used across the suite
