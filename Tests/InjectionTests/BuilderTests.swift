@@ -39,6 +39,20 @@ final class Tree: Sendable {
     var height: Int { 1 + (children.map(\.height).max() ?? 0) }
 }
 
+/// A node of a tree whose build closure builds its children with the same builder, and throws what their
+/// builds throw (`Tree` traps instead).
+struct TreeModel: Builder, Sendable {
+    typealias BuildResult = TreeNode
+    let depth: Int
+}
+
+final class TreeNode: Sendable {
+    let children: [TreeNode]
+    init(children: [TreeNode]) { self.children = children }
+    var height: Int { 1 + (children.map(\.height).max() ?? 0) }
+    var count: Int { 1 + children.map(\.count).reduce(0, +) }
+}
+
 @MainActor
 protocol ProfileView: AnyObject, Sendable { var userID: String { get } }
 
@@ -184,6 +198,31 @@ struct BuilderTests {
         container.register(TreeBuilder.self) { builder in Tree(builder: builder) }
         let tree = try InjectionManager.withContainer(container) { try InjectionManager.build(TreeBuilder(depth: 5)) }
         #expect(tree.height == 6)
+    }
+
+    // Builders.md: "A builder may build itself with another model (a tree of nodes, a list of rows): that is
+    // recursion, not a cycle." Also when the registration its nested builds find is not the one the first
+    // level read: another thread registered the builder again meanwhile.
+    @Test("a builder that builds itself is recursion, not a cycle, also while another thread registers it again")
+    func recursiveBuilderRegisteredAgain() throws {
+        let container = InjectionContainer()
+        let firstLevelRuns = Gate(), registeredAgain = Gate(), waited = Collector<Bool>()
+        let build: @Sendable (TreeModel) throws -> TreeNode = { model in
+            if model.depth == 2 {  // The first level builds its children only once the builder is registered again.
+                firstLevelRuns.open()
+                waited.append(registeredAgain.wait())
+            }
+            let children = model.depth == 0 ? [] : try (0..<2).map { _ in try InjectionManager.build(TreeModel(depth: model.depth - 1)) }
+            return TreeNode(children: children)
+        }
+        container.register(TreeModel.self, factory: build)
+        onThread {
+            if firstLevelRuns.wait() { container.register(TreeModel.self, factory: build) }  // The same closure.
+            registeredAgain.open()
+        }
+        let tree = try container.build(TreeModel(depth: 2))
+        #expect(waited.values == [true], "the first level's closure ran while the builder was registered again")
+        #expect(tree.height == 3 && tree.count == 7, "three levels, two children per node: height \(tree.height), \(tree.count) nodes")
     }
 
     @Test("BuilderManager.register takes jmfieldman/Inject's (Any) closure")

@@ -464,62 +464,6 @@ private final class Pong: Sendable { init(_ ping: Ping) {} }
 
 @Suite("Recycled resolutions")
 struct RecycledResolutionTests {
-    @Test("a thread keeps its finished resolution for its next first resolve, which takes it while it runs")
-    func threadKeepsItsResolution() {
-        let container = InjectionContainer()
-        let takenWhileRunning = Counter()
-        container.register(Leaf.self) { Leaf() }
-        container.register(Other.self) {
-            if !InjectionProbe.threadKeepsSpareResolution { takenWhileRunning.increment() }
-            return Other()
-        }
-        let thread = SizedStackThread()
-        defer { thread.stop() }
-        thread.run {
-            _ = try? container.resolve(Leaf.self)
-            #expect(InjectionProbe.threadKeepsSpareResolution, "nothing else referenced the resolution when it ended")
-            _ = try? container.resolve(Other.self)
-            #expect(takenWhileRunning.value == 1, "Other's resolve ran in the kept resolution")
-            #expect(InjectionProbe.threadKeepsSpareResolution, "and gave it back")
-        }
-    }
-
-    @Test("a thread keeps the box a first resolve emptied, and its next builds fill it with whatever small value they make")
-    func threadKeepsItsBox() {
-        struct Pair: Sendable { let number: Int; let leaf: Leaf }
-        struct Wide: Sendable { let a: Int, b: Int, c: Int, d: String }
-        struct Inner: Sendable { let number: Int; let leaf: Leaf }  // Two words: built into the kept box.
-        let container = InjectionContainer()
-        container.register(Leaf.self) { Leaf() }
-        container.register(String.self) { String(repeating: "spare ", count: 8) }
-        container.register(Pair.self) { Pair(number: 42, leaf: Inject(Leaf.self)) }
-        container.register(Wide.self) { Wide(a: 1, b: 2, c: 3, d: "wide") }
-        container.register(Inner.self) { Inner(number: 7, leaf: Inject(Leaf.self)) }
-        container.register(Root.self) { Root(leaf: Inject(Inner.self).leaf) }  // Inner's first build is nested in Root's.
-        container.register(Other.self) { Other() }
-        let thread = SizedStackThread()
-        defer { thread.stop() }
-        thread.run {
-            #expect(!InjectionProbe.threadKeepsSpareBox)
-            _ = try? container.resolve(Other.self)  // The thread's first resolve makes its state.
-            let leaf = try? container.resolve(Leaf.self)
-            #expect(InjectionProbe.threadKeepsSpareBox, "nothing else held the first resolve's box")
-            #expect((try? container.resolve(String.self)) == String(repeating: "spare ", count: 8))
-            let pair = try? container.resolve(Pair.self)
-            #expect(pair?.number == 42 && pair?.leaf === leaf, "a two-word value in the kept box")
-            let wide = try? container.resolve(Wide.self)
-            #expect(wide?.a == 1 && wide?.b == 2 && wide?.c == 3 && wide?.d == "wide")
-            #expect(InjectionProbe.threadKeepsSpareBox, "a value too large for it leaves the kept box alone")
-            let root = try? container.resolve(Root.self)
-            #expect(root?.leaf === leaf, "the parent's build fills the box its nested build gave back")
-            let inner = try? container.resolve(Inner.self)
-            #expect(inner?.number == 7 && inner?.leaf === leaf, "the nested build's value is intact after its parent reused the box")
-            #expect((try? container.resolve(Leaf.self)) === leaf)
-            #expect((try? container.resolve(String.self))?.hasPrefix("spare") == true)
-            #expect(InjectionProbe.threadKeepsSpareBox)
-        }
-    }
-
     @Test("on one thread, a failing deferred postConstruction evicts only its own resolve's instances, and the next resolves run theirs")
     func consecutiveResolvesKeepTheirOwnDeferredWork() throws {
         let container = InjectionContainer()

@@ -24,6 +24,9 @@ private enum ReentrantRemoved: InjectionKey { typealias Value = Made }
 /// A type whose factory checks the graph on first use, as some apps do.
 private final class SelfChecking: Sendable {}
 
+/// A type whose factory checks the graph from a task it starts, as an app that verifies in the background.
+private final class ChecksInATask: Sendable {}
+
 /// Calls the container from its deinit, which runs when a reset releases it.
 private final class CallsBackOnDeinit: Sendable {
     let container: InjectionContainer
@@ -289,5 +292,35 @@ struct ReentrancyTests {
         #expect(done.wait(), "verify() inside a factory recursed instead of returning")
         #expect(outcome.values == [true, true])
         #expect(runs.value == 4, "the resolve, its two verifications, and the direct verify(): once each")
+    }
+
+    // A task started inside a factory is not on a verification's worker thread, nor in the copy the
+    // verification resolves in: verify() called there must still see the verification under way.
+    @Test("verify() called from a task that a factory started during a verification returns at once, without running the factories again", .isolatedInjection)
+    func verifyFromTaskStartedByFactory() async {
+        let container = InjectionContainer()
+        let runs = Counter(), nestedReturned = Counter(), waitedForTask = Collector<Bool>()
+        container.register(ChecksInATask.self) { [unowned container] in
+            // Only the first run starts a task: should the task's verify() run this factory again, that run
+            // would start another, and so on without end.
+            if runs.increment() == 1 {
+                let returned = Gate()
+                Task {
+                    try? container.verify()
+                    nestedReturned.increment()
+                    returned.open()
+                }
+                // The task's verify() runs while this verification does: this factory waits for it to return.
+                waitedForTask.append(returned.wait())
+            }
+            return ChecksInATask()
+        }
+        // On a thread of its own: the factory blocks a verification worker until the task, which needs a
+        // thread of the pool, has run; this test must not hold one of those meanwhile.
+        let verified = await onOwnThread { (try? container.verify()) != nil }
+        #expect(verified)
+        #expect(waitedForTask.values == [true], "the task's verify() returned while the verification ran")
+        #expect(nestedReturned.value == 1)
+        #expect(runs.value == 1, "the factory ran \(runs.value) times: the verification's once, and none for the task's verify()")
     }
 }

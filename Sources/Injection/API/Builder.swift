@@ -266,24 +266,20 @@ extension InjectionContainer {
         _ model: Model, with read: BuildClosure<Model>? = nil, caller: (any Actor)?
     ) throws(InjectionError) -> Model.BuildResult {
         let type = AnyType(builder: Model.self)
-        let thread = ThreadState.current
-        let binding = Binding.current(thread)
+        // Only `registerBuilder` registers a builder's key, always with a `BuildClosure<Model>`.
         let closure: BuildClosure<Model>
         if let read {
             closure = read
         } else {
-            // Only `registerBuilder` registers a builder's key, always with a `BuildClosure<Model>`.
-            closure = try resolve(type, as: (any AnyObject & Sendable).self, binding: binding, thread: thread, caller: caller) as! BuildClosure<Model>
+            closure = try Self.resolve(type, as: (any AnyObject & Sendable).self, in: self, caller: caller) as! BuildClosure<Model>
         }
+        let binding = Binding.current
         if closure.isMainActor && !MainActorCheck.isMainActor(caller) {
             throw .wrongIsolation(type, chain: chain(binding?.frame, then: type), names: names)
         }
-        guard let thread else {
-            return try ThreadState.withCurrent { (thread) throws(InjectionError) -> Model.BuildResult in
-                try runInFrame(type, binding: binding, thread: .passUnretained(thread), recordsEdges: true) { try closure.make(model) }
-            }
+        return try ThreadState.withCurrent { (thread) throws(InjectionError) -> Model.BuildResult in
+            try runInFrame(type, binding: binding, thread: thread, recordsEdges: true) { try closure.make(model) }
         }
-        return try runInFrame(type, binding: binding, thread: thread, recordsEdges: true) { try closure.make(model) }
     }
 }
 

@@ -34,7 +34,7 @@ public func Inject<Value>(
     line: UInt = #line
 ) -> Value {
     do {
-        return try InjectionManager.resolveInCurrent(AnyType(type), as: Value.self, caller: isolation)
+        return try InjectionContainer.resolve(AnyType(type), as: Value.self, in: nil, caller: isolation)
     } catch {
         InjectionManager.fail(error, file: file, line: line)
     }
@@ -55,7 +55,7 @@ public func Inject<Key: InjectionKey>(
     line: UInt = #line
 ) -> Key.Value {
     do {
-        return try InjectionManager.resolveInCurrent(AnyType(key: key), as: Key.Value.self, caller: isolation)
+        return try InjectionContainer.resolve(AnyType(key: key), as: Key.Value.self, in: nil, caller: isolation)
     } catch {
         InjectionManager.fail(error, file: file, line: line)
     }

@@ -24,12 +24,9 @@
 ///
 /// > Warning: Reading ``value`` traps like `Inject()` if the type cannot be resolved (the message names
 /// > the type and chain; its file and line are the library's); use ``resolve()`` to handle the error.
-public final class InjectLazy<Value>: @unchecked Sendable {  // `resolved`: under `lock`.
+public final class InjectLazy<Value>: @unchecked Sendable {  // `resolved` is reachable only under its lock.
     private let target: HandleTarget
-    private let lock = WordLock(padded: false)
-    private var resolved: Box?
-
-    deinit { lock.deallocate() }
+    private let resolved = LockedState<Box?>(nil)
 
     /// Creates a handle for `type`, resolved from the current container on first use.
     @_disfavoredOverload  // For a key type, the key initializer below must win.
@@ -57,11 +54,11 @@ public final class InjectLazy<Value>: @unchecked Sendable {  // `resolved`: unde
     ///   ``InjectionError/Kind/containerReleased`` if the handle was never resolved and its container is
     ///   gone. A failure is not remembered: the next call tries again.
     public func resolve() throws(InjectionError) -> Value {
-        if let box = lock.withLock({ resolved }) { return box.value(as: Value.self) }
+        if let box = resolved.withLock({ $0 }) { return box.value(as: Value.self) }
         let value = try target.resolve(as: Value.self, handle: "InjectLazy")
         let box = Box.make(value)
         guard !box.isNilOptional else { return value }  // `nil` is "not available yet": the next read asks again.
-        return lock.withLock {
+        return resolved.withLock { resolved in
             if let resolved { return resolved.value(as: Value.self) }  // Another thread was first.
             resolved = box
             return value
@@ -84,7 +81,6 @@ struct HandleTarget: @unchecked Sendable {  // Immutable; `container` is a weak 
     /// Resolves the type now, in the current binding; `handle` names the handle's kind in the error.
     func resolve<Value>(as _: Value.Type, handle: String) throws(InjectionError) -> Value {
         guard let container else { throw .containerReleased(requested, handle: handle) }
-        let thread = ThreadState.current
-        return try container.resolve(requested, as: Value.self, binding: Binding.current(thread), thread: thread, caller: nil)
+        return try InjectionContainer.resolve(requested, as: Value.self, in: container, caller: nil)
     }
 }

@@ -40,24 +40,26 @@ extension InjectionContainer {
         // verification worker thread. Starting another would build this factory again, which would
         // verify again, without end.
         if verification != nil || Verification.isWorkerThread { return }
+        // A verification of this container is under way: this call comes from code it runs, perhaps in a task
+        // a factory started, which no binding links to it.
+        guard Verification.begin(self) else { return }
+        defer { Verification.end(self) }
         let verification = Verification()
         let copy = InjectionContainer(copying: self, verification: verification)
         // In name order, so the chains reported (and a cycle's starting point) are the same every run.
         let types = copy.state.withLock { state in
-            state.registrations.values.filter { registration in
+            state.registrations.filter { registration in
                 // What runs anywhere, synchronously: not a builder, a main-actor or async factory, nor an
                 // `implements` alias of one (which resolves it). An alias whose primary is gone runs, and fails.
                 guard registration.kind == .plain, !registration.type.isBuilder else { return false }
-                return registration.primary.flatMap { state.registrations[$0] }.map { $0.kind == .plain } ?? true
+                return registration.primary.flatMap { state[$0] }.map { $0.kind == .plain } ?? true
             }.map(\.type)
         }
             .map { (String(reflecting: $0.type), $0) }.sorted { $0.0 < $1.0 }.map(\.1)
         let problems = verification.run(types) { type in
             do throws(InjectionError) {
                 _ = try ThreadState.withCurrent { (thread) throws(InjectionError) -> Box in
-                    try copy.resolveSlowly(
-                        type, parent: nil, startsResolution: false, transaction: nil, thread: thread, caches: false,
-                        isOnMainActor: { false })
+                    try copy.resolveSlowly(type, binding: nil, thread: thread, caches: false, isOnMainActor: { false })
                 }
                 return nil
             } catch {
@@ -84,10 +86,10 @@ extension InjectionContainer {
     public func dependencyGraph() -> InjectionGraph {
         // A builder makes a new instance on every build: it shows as `.transient`.
         let registered = state.withLock { state in
-            state.registrations.values.map { registration -> (AnyType, InjectionLifetime) in
+            state.registrations.map { registration -> (AnyType, InjectionLifetime) in
                 if registration.type.isBuilder { return (registration.type, .transient) }
                 // An `implements` alias keeps nothing: it shows its primary's lifetime.
-                if let primary = registration.primary.flatMap({ state.registrations[$0] }) {
+                if let primary = registration.primary.flatMap({ state[$0] }) {
                     return (registration.type, primary.lifetime)
                 }
                 return (registration.type, registration.lifetime)
@@ -111,8 +113,8 @@ extension InjectionContainer {
             while let reached = frontier.popLast() {
                 for edge in edges where edge.to == reached && !seen.contains(edge.from) {
                     seen.insert(edge.from)
-                    guard let registration = state.registrations[edge.from] else { continue }
-                    if registration.hasLiveInstance(keepingAliveIn: &keptAlive) {
+                    guard let registration = state[edge.from] else { continue }
+                    if state.hasLiveInstance(edge.from, keepingAliveIn: &keptAlive) {
                         holders.append(edge.from)
                     } else if registration.lifetime == .transient {
                         frontier.append(edge.from)
@@ -149,7 +151,7 @@ extension InjectionContainer {
     /// graph's edges and the types reported stale. Called under the container's lock, which it holds while it
     /// takes the observations lock: no build of a registration made after the removal can record an edge
     /// before this forgets them.
-    func forgetObservations(of state: ContainerState) {
+    func forgetObservations() {
         observations.withLock { observations in
             observations.edges = []
             observations.reportedStale = []
@@ -171,11 +173,12 @@ extension InjectionContainer {
         observations.withLock { _ = $0.edges.insert(edge) }
     }
 
-    /// Remembers evicted instances (weakly) for ``liveInstancesFromPreviousScopes()``, if tracking is on.
+    /// Remembers evicted instances (weakly) for ``liveInstancesFromPreviousScopes()``, if tracking is on:
+    /// the ones told they were evicted.
     func remember(_ evicted: [ContainerState.Evicted]) {
         guard !evicted.isEmpty, observations.withLock({ $0.tracksEvictions }) else { return }
         let retiring = evicted.compactMap { evicted in
-            evicted.isTracked ? evicted.object.map { WeakReference($0, type: evicted.type) } : nil
+            evicted.box.object.map { WeakReference($0, type: evicted.type, valueType: evicted.box.type) }
         }
         let alive = observations.withLock { observations in
             defer { observations.retired += retiring }

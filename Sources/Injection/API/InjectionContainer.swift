@@ -21,7 +21,7 @@ public final class InjectionContainer: @unchecked Sendable {
     let state = LockedState(ContainerState())
     /// The epoch of ``state``, published for lock-free readers (a transient's frame on the fast path).
     /// Written under the lock; a stale value is harmless (a build is checked against the real one).
-    private let epochWord = UnsafeMutablePointer<UInt64>.atomicWord()
+    let epochWord = UnsafeMutablePointer<UInt64>.atomicWord()
     /// The readable names of the types registered here, for messages and the graph.
     let names: TypeNames
     /// What was observed for diagnostics: the graph's edges and the evicted instances.
@@ -54,7 +54,7 @@ public final class InjectionContainer: @unchecked Sendable {
     deinit {
         // Thread caches key entries by this container's address, which a new container may reuse.
         var released: [AnyObject] = []
-        ThreadState.forget(ObjectIdentifier(self), into: &released)
+        ThreadCache.forget(ObjectIdentifier(self), into: &released)
         epochWord.deallocate()
     }
 
@@ -80,8 +80,8 @@ public final class InjectionContainer: @unchecked Sendable {
         self.testName = testName ?? other.testName
         defaultLifetime = other.defaultLifetime
         names = TypeNames(state)
-        let registrations = other.state.withLock { $0.registrations }
-        state.withLock { $0 = ContainerState(registrations: registrations) }
+        let copied = other.state.withLock { ContainerState(registrationsOf: $0) }
+        state.withLock { $0 = copied }
     }
 
     // MARK: - Registration
@@ -114,7 +114,7 @@ public final class InjectionContainer: @unchecked Sendable {
     ///     it runs right after the instance is cached.) Other threads may see the instance before it
     ///     finishes. If it throws, the instance and everything else its resolve built are evicted and the
     ///     resolve throws. With `.transient` nothing is cached, so it cannot close a cycle.
-    @inlinable @discardableResult
+    @discardableResult
     public func register<Value>(
         _ type: Value.Type,
         lifetime: InjectionLifetime? = nil,
@@ -122,7 +122,8 @@ public final class InjectionContainer: @unchecked Sendable {
         factory: @escaping @Sendable () throws -> Value,
         postConstruction: (@Sendable (Value) throws -> Void)? = nil
     ) -> InjectionRegistration<Value> {
-        InjectionRegistration(self, registered(type, lifetime: lifetime, file: file, factory: factory, postConstruction: postConstruction))
+        InjectionRegistration(self, registered(Registration(
+            AnyType(type), lifetime: lifetime ?? defaultLifetime, file: file, factory: factory, postConstruction: postConstruction)))
     }
 
     /// Registers the factory for the typed key `Key`: one of several instances of `Key.Value`.
@@ -134,7 +135,7 @@ public final class InjectionContainer: @unchecked Sendable {
     /// ```
     /// Keys work with every lifetime and every other method: `resolve`, `isRegistered`, `unregister`,
     /// `verify()` and the graph, where the key's name stands for the instance.
-    @inlinable @discardableResult
+    @discardableResult
     public func register<Key: InjectionKey>(
         _ key: Key.Type,
         lifetime: InjectionLifetime? = nil,
@@ -142,29 +143,8 @@ public final class InjectionContainer: @unchecked Sendable {
         factory: @escaping @Sendable () throws -> Key.Value,
         postConstruction: (@Sendable (Key.Value) throws -> Void)? = nil
     ) -> InjectionRegistration<Key.Value> {
-        InjectionRegistration(self, registered(key: key, lifetime: lifetime, file: file, factory: factory, postConstruction: postConstruction))
-    }
-
-    /// Registers `factory` for `type` and returns the registration.
-    ///
-    /// Out of line, below `register`, which is inlined into its caller: there, a handle nobody keeps
-    /// costs no reference count (at launch, most are dropped at once), where a handle returned from
-    /// across the module boundary took a reference to the container and the registration and dropped both.
-    @usableFromInline
-    func registered<Value>(
-        _ type: Value.Type, lifetime: InjectionLifetime?, file: StaticString,
-        factory: @escaping @Sendable () throws -> Value, postConstruction: (@Sendable (Value) throws -> Void)?
-    ) -> Registration {
-        registered(Registration(AnyType(type), lifetime: lifetime ?? defaultLifetime, file: file, factory: factory, postConstruction: postConstruction))
-    }
-
-    /// Registers `factory` for the typed key `Key` and returns the registration (see the other).
-    @usableFromInline
-    func registered<Key: InjectionKey>(
-        key: Key.Type, lifetime: InjectionLifetime?, file: StaticString,
-        factory: @escaping @Sendable () throws -> Key.Value, postConstruction: (@Sendable (Key.Value) throws -> Void)?
-    ) -> Registration {
-        registered(Registration(AnyType(key: key), lifetime: lifetime ?? defaultLifetime, file: file, factory: factory, postConstruction: postConstruction))
+        InjectionRegistration(self, registered(Registration(
+            AnyType(key: key), lifetime: lifetime ?? defaultLifetime, file: file, factory: factory, postConstruction: postConstruction)))
     }
 
     /// Registers `registration` and returns it.
@@ -248,8 +228,7 @@ public final class InjectionContainer: @unchecked Sendable {
     public func resolve<Value>(
         _ type: Value.Type = Value.self, isolation: isolated (any Actor)? = #isolation
     ) throws(InjectionError) -> Value {
-        let thread = ThreadState.current
-        return try resolve(AnyType(type), as: Value.self, binding: Binding.current(thread), thread: thread, caller: isolation)
+        try Self.resolve(AnyType(type), as: Value.self, in: self, caller: isolation)
     }
 
     /// Returns the instance registered for the typed key `Key`; throws instead of trapping.
@@ -260,8 +239,7 @@ public final class InjectionContainer: @unchecked Sendable {
     public func resolve<Key: InjectionKey>(
         _ key: Key.Type, isolation: isolated (any Actor)? = #isolation
     ) throws(InjectionError) -> Key.Value {
-        let thread = ThreadState.current
-        return try resolve(AnyType(key: key), as: Key.Value.self, binding: Binding.current(thread), thread: thread, caller: isolation)
+        try Self.resolve(AnyType(key: key), as: Key.Value.self, in: self, caller: isolation)
     }
 
     // MARK: - Scope
@@ -293,32 +271,7 @@ public final class InjectionContainer: @unchecked Sendable {
     /// > Warning: Resolving from this container inside `body` fails with
     /// > ``InjectionError/Kind/resolvedDuringReset``: the new scope does not exist until `body` returns.
     public func resetCurrentContainer<Failure: Error>(_ body: () throws(Failure) -> Void) throws(Failure) {
-        if let transaction = openTransaction(), transaction.isRunningHere, let mark = transaction.mark(), transaction.record(.reset) {
-            // Nested: the outer block commits everything, or, if this one throws, nothing of this one.
-            do {
-                try body()
-            } catch {
-                transaction.discard(since: mark)
-                throw error
-            }
-            return
-        }
-        let transaction = Transaction(container: self, outer: Binding.transaction)
-        do {
-            try Binding.withContainer(self, transaction: transaction, body)
-        } catch {
-            _ = transaction.commit()
-            throw error
-        }
-        apply { state in
-            // Committed under the container's lock: a task that outlived the block and registers now
-            // waits for the lock and lands after the block's operations, not between them.
-            var evictions = ContainerState.Evictions()
-            for operation in transaction.commit() {
-                carryOut(operation, on: &state).map { evictions.merge($0) }
-            }
-            return evictions
-        }
+        try reset(applying: body)
     }
 
     /// Removes every registration and cached instance, singletons included.
@@ -333,137 +286,5 @@ public final class InjectionContainer: @unchecked Sendable {
     /// block stay.
     public func removeAll() {
         perform(.removeAll)
-    }
-
-    // MARK: - Internals
-
-    func unregister(_ requested: AnyType) {
-        perform(.unregister(requested))
-    }
-
-    /// Records `operation` in the open reset block, if there is one, to apply with it; else applies it now.
-    @inline(__always)
-    private func perform(_ operation: Transaction.Operation) {
-        if let transaction = openTransaction(), transaction.record(operation) { return }
-        apply { carryOut(operation, on: &$0) }
-    }
-
-    /// Applies `operation` to `state`: what each operation does, whether it is applied at once or by the
-    /// reset block that recorded it.
-    @inline(__always)
-    private func carryOut(_ operation: Transaction.Operation, on state: inout ContainerState) -> ContainerState.Evictions? {
-        switch operation {
-        case .reset: return state.reset()
-        case .register(let key, let registration): return forgettingEdges(of: key, state.replace(key, with: registration))
-        case .registerWhileCurrent(let key, let registration, let current):
-            return forgettingEdges(of: key, state.replace(key, with: registration, whileCurrent: current).evictions)
-        case .unregister(let key): return forgettingEdges(of: key, state.replace(key, with: nil))
-        case .removeAll:
-            forgetObservations(of: state)
-            return state.removeAll()
-        }
-    }
-
-    /// `evictions`, having forgotten the graph's edges from `key` if they say a registration of it was
-    /// replaced: what the old factory resolved says nothing of the new one, whose first run records its
-    /// own. Under the container's lock, which comes before the observations lock.
-    @inline(__always)
-    private func forgettingEdges(of key: AnyType, _ evictions: ContainerState.Evictions?) -> ContainerState.Evictions? {
-        if evictions != nil { forgetEdges(from: key) }
-        return evictions
-    }
-
-    func isRegistered(_ requested: AnyType) -> Bool {
-        if let transaction = openTransaction(), let decided = transaction.registration(for: requested) { return decided }
-        return state.withLock { $0.registrations[requested] != nil }
-    }
-
-    /// Registers `registration`, in the open reset block if there is one. With `current`, a change through
-    /// a handle of that registration (`InjectionRegistration`): made only while `current` is the registration
-    /// of its key, checked and made in one lock hold; returns `false`, having changed nothing, if it is not.
-    @discardableResult
-    func register(_ registration: Registration, whileCurrent current: Registration? = nil) -> Bool {
-        let key = registration.type
-        if let transaction = openTransaction() {
-            if let current {
-                // Current is what the block recorded, else what the state holds: read under the container's
-                // lock, then the transaction's (their order). Another key (an alias) registers unconditionally.
-                let operation: Transaction.Operation = key == current.type
-                    ? .registerWhileCurrent(key, registration, current: current) : .register(key, registration)
-                let recorded = state.withLock { state in
-                    transaction.record(operation, whileCurrent: current, isCurrentInState: state.registrations[current.type] === current)
-                }
-                if let recorded { return recorded }
-            } else if transaction.record(.register(key, registration)) {
-                return true
-            }
-        }
-        var isCurrent = true, evictedAnInstance = false
-        apply { state in
-            let evictions: ContainerState.Evictions?
-            if let current {
-                (isCurrent, evictions) = state.replace(key, with: registration, whileCurrent: current)
-            } else {
-                evictions = state.replace(key, with: registration)
-            }
-            evictedAnInstance = evictions?.replacedHeldInstances ?? false
-            return forgettingEdges(of: key, evictions)
-        }
-        if evictedAnInstance { reportStaleDependents(of: registration.type) }
-        return isCurrent
-    }
-
-    /// The open `resetCurrentContainer { }` of this container that the current code runs inside, if any:
-    /// in this task, or in the block of another container's that factories in between run in.
-    func openTransaction() -> Transaction? {
-        Binding.transaction?.open(for: self)
-    }
-
-    /// The epoch of the current scope, read without the lock (see `epochWord`).
-    var epoch: UInt64 { _injection_load_u64(epochWord) }
-
-    /// Applies a change to the state and carries out what it returns: under the lock, evicts the
-    /// changed keys from every thread's cache and finishes abandoned builds in the wait-for graph, so
-    /// no thread sees the change half-done; after unlocking, tells evicted ``InjectionDisposable``
-    /// instances, remembers them for `liveInstancesFromPreviousScopes()`, and releases them. A change
-    /// that returns `nil` took nothing out (and left the epoch alone).
-    @inline(__always)  // Its callers' closures are then inlined too, with no context or reference count.
-    func apply(_ change: (inout ContainerState) -> ContainerState.Evictions?) {
-        let taken = state.withLock { state -> ContainerState.Evictions? in
-            guard var evictions = change(&state) else { return nil }
-            _injection_store_u64(epochWord, state.epoch)
-            if !evictions.abandoned.isEmpty {
-                for build in evictions.abandoned { WaitGraph.finished(build) }  // No wait may go through them.
-                self.state.broadcast()  // Their waiters claim again.
-            }
-            ThreadState.evict(evictions.threadCacheKeys, of: ObjectIdentifier(self), into: &evictions.released)
-            return evictions
-        }
-        if let taken { finish(taken) }
-    }
-
-    /// What `apply` does after unlocking, out of line: a register at launch takes nothing out, and should
-    /// not pay for what this needs (the metadata of an array of continuations, for one).
-    @inline(never)
-    private func finish(_ evictions: consuming ContainerState.Evictions) {
-        for waiter in evictions.waiters { waiter.resume() }
-        guard !evictions.instances.isEmpty else { return }
-        for index in evictions.instances.indices where evictions.instances[index].isDisposable {  // No copy of the others.
-            (evictions.instances[index].object as? any InjectionDisposable)?.dispose()
-        }
-        remember(evictions.instances)
-        // `evictions` is released here, outside every lock: a deinit may use the container.
-    }
-}
-
-extension ContainerState.Evictions {
-    /// Adds what another change took out.
-    mutating func merge(_ other: Self) {
-        instances += other.instances
-        abandoned += other.abandoned
-        waiters += other.waiters
-        threadCacheKeys += other.threadCacheKeys
-        released += other.released
-        values += other.values
     }
 }

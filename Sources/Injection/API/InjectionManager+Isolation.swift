@@ -38,7 +38,7 @@ extension InjectionManager {
         isolation: isolated (any Actor)? = #isolation,
         operation: () async throws -> Result
     ) async rethrows -> Result {
-        let binding = TaskBinding(container, inside: Binding.current(ThreadState.current))
+        let binding = TaskBinding(container, inside: Binding.current)
         return try await TaskBinding.$current.withValue(binding, operation: operation, isolation: isolation)
     }
 }

@@ -21,28 +21,12 @@ public enum InjectionManager {
     /// counting (a retain of one shared object from every thread would make threads contend).
     static let shared = Unmanaged.passRetained(InjectionContainer())
 
-    /// Resolves from the current container without retaining anything shared: the container and chain
-    /// of the current binding, else the process-wide container.
-    @inline(__always)
-    static func resolveInCurrent<Value>(
-        _ requested: AnyType, as _: Value.Type, caller: (any Actor)?
-    ) throws(InjectionError) -> Value {
-        let thread = ThreadState.current
-        let binding = Binding.current(thread)
-        do {
-            return try (binding?.container ?? shared)._withUnsafeGuaranteedRef {
-                try $0.resolve(requested, as: Value.self, binding: binding, thread: thread, caller: caller)
-            }
-        } catch {
-            throw error as! InjectionError  // `_withUnsafeGuaranteedRef` rethrows untyped; `resolve` throws only this.
-        }
-    }
-
     /// Ends the process with `error`'s message, or, inside `verify()`, reports it and parks the thread.
     static func fail(_ error: InjectionError, file: StaticString, line: UInt) -> Never {
-        let container = Binding.current(ThreadState.current)?.container.takeUnretainedValue()
+        let binding = Binding.current
+        let container = binding?.container.takeUnretainedValue()
         if let container, let verification = container.verification {
-            verification.park(error, container: container, frame: Binding.current(ThreadState.current)?.frame)
+            verification.park(error, container: container, frame: binding?.frame)
         }
         guard let test = container?.testName ?? TaskBinding.current?.testName else { fatalError(error.description, file: file, line: line) }
         let sentence = error.description.hasSuffix(".") || error.description.hasSuffix(")") ? "" : "."
@@ -92,7 +76,7 @@ public enum InjectionManager {
     /// ``withContainer(_:operation:)``, by a container's `resetCurrentContainer { }` block, or by the
     /// factory running (its container), else ``sharedContainer``.
     public static var currentContainer: InjectionContainer {
-        Binding.current(ThreadState.current)?.container.takeUnretainedValue() ?? sharedContainer
+        Binding.current?.container.takeUnretainedValue() ?? sharedContainer
     }
 
     // MARK: - Registration
@@ -104,7 +88,7 @@ public enum InjectionManager {
     /// InjectionManager.register(ViewModel.self, lifetime: .transient) { ViewModel(api: Inject()) }
     /// ```
     /// See ``InjectionContainer/register(_:lifetime:file:factory:postConstruction:)-(Value.Type,_,_,_,_)``.
-    @inlinable @discardableResult
+    @discardableResult
     public static func register<Value>(
         _ type: Value.Type,
         lifetime: InjectionLifetime? = nil,
@@ -122,7 +106,7 @@ public enum InjectionManager {
     /// InjectionManager.register(CacheDatabase.self, lifetime: .singleton) { SQLiteDatabase(path: "cache.db") }
     /// ```
     /// See ``InjectionKey``.
-    @inlinable @discardableResult
+    @discardableResult
     public static func register<Key: InjectionKey>(
         _ key: Key.Type,
         lifetime: InjectionLifetime? = nil,
@@ -203,14 +187,14 @@ public enum InjectionManager {
     public static func resolve<Value>(
         _ type: Value.Type = Value.self, isolation: isolated (any Actor)? = #isolation
     ) throws(InjectionError) -> Value {
-        try resolveInCurrent(AnyType(type), as: Value.self, caller: isolation)
+        try InjectionContainer.resolve(AnyType(type), as: Value.self, in: nil, caller: isolation)
     }
 
     /// Returns the instance registered for the typed key `Key`; throws instead of trapping.
     public static func resolve<Key: InjectionKey>(
         _ key: Key.Type, isolation: isolated (any Actor)? = #isolation
     ) throws(InjectionError) -> Key.Value {
-        try resolveInCurrent(AnyType(key: key), as: Key.Value.self, caller: isolation)
+        try InjectionContainer.resolve(AnyType(key: key), as: Key.Value.self, in: nil, caller: isolation)
     }
 
     // MARK: - Scope

@@ -15,10 +15,9 @@
 /// handle the latest `register` returned. (`.postConstruction` returns a new handle, which is then the
 /// current one; `.implements` returns the same handle.)
 public struct InjectionRegistration<Value>: Sendable {
-    @usableFromInline let container: InjectionContainer
-    @usableFromInline let registration: Registration
+    let container: InjectionContainer
+    let registration: Registration
 
-    @usableFromInline
     init(_ container: InjectionContainer, _ registration: Registration) {
         self.container = container
         self.registration = registration
@@ -57,7 +56,7 @@ public struct InjectionRegistration<Value>: Sendable {
         // async primary once it is built, say), and fails where the primary's would, naming the primary;
         // `resolveAsync` of the alias runs its async form, which hops or awaits as the primary's does.
         let alias = Registration(alias: AnyType(other), of: primary, file: file, factory: {
-            upcast(try InjectionManager.resolveInCurrent(primary, as: Value.self, caller: nil))
+            upcast(try InjectionContainer.resolve(primary, as: Value.self, in: nil, caller: nil))
         }, asyncForm: {
             upcast(try await InjectionManager.currentContainer.asyncResolve(primary).value(as: Value.self))
         })

@@ -4,23 +4,25 @@ import _InjectionPlatform
 /// the innermost open `resetCurrentContainer { }` block (if any).
 ///
 /// One value in two forms. A synchronous scope (a factory, a sync `withContainer`, a reset block)
-/// publishes it in its thread's state, unretained, for the hot path to read with one thread-local read.
-/// A scope that tasks inherit also publishes it in the task-local ``TaskBinding``. ``current(_:)`` is
-/// the one reader for synchronous code: `Inject`, every `InjectionManager` entry point,
-/// `container.resolve` and the lazy handles ask it. An async resolve (`asyncResolve`) reads
-/// ``TaskBinding/current`` itself: a task has no thread binding to prefer.
+/// publishes it in its thread's state, for a resolve to read with one thread-local read. A scope that
+/// tasks inherit also publishes it in the task-local ``TaskBinding``. ``current(in:)`` is the one reader
+/// for synchronous code: `Inject`, every `InjectionManager` entry point, `container.resolve` and the lazy
+/// handles ask it. An async resolve reads ``TaskBinding/current`` itself: a task has no thread binding
+/// to prefer.
+///
+/// The container and the transaction are not retained: the scope that published them outlives every
+/// use of the binding (a retain of one shared container from every thread would make threads contend).
 struct Binding {
     let container: Unmanaged<InjectionContainer>
     let frame: FrameRef?
-    let transaction: Unmanaged<Transaction>?
+    let transaction: Transaction?
     /// Whether a resolve here starts a resolution of its own though ``frame`` is set: the frame came
     /// through the task-local from another task (a child of an async factory, a task started inside a
     /// factory), which may be using it at the same time. The frame then serves the chain only.
     let startsResolution: Bool
 
-    init(container: Unmanaged<InjectionContainer>, frame: FrameRef?, transaction: Unmanaged<Transaction>?,
-         startsResolution: Bool = false) {
-        self.container = container
+    init(_ container: InjectionContainer, frame: FrameRef?, transaction: Transaction?, startsResolution: Bool = false) {
+        self.container = .passUnretained(container)
         self.frame = frame
         self.transaction = transaction
         self.startsResolution = startsResolution
@@ -29,19 +31,14 @@ struct Binding {
     /// The binding of the running code: its thread's synchronous scope, else its task's; `nil` where
     /// neither binds anything (the process-wide container applies). Skips the task-local read while no
     /// task binding exists anywhere in the process.
-    ///
-    /// The references are unretained: the scope that published them outlives the caller's use.
-    @inline(__always)
-    static func current(_ thread: Unmanaged<ThreadState>?) -> Binding? {
-        if let binding = thread?._withUnsafeGuaranteedRef({ $0.binding }) { return binding }
+    static func current(in thread: ThreadState?) -> Binding? {
+        if let binding = thread?.binding { return binding }
         guard _injection_context_count() != 0 else { return nil }
         return TaskBinding.current?.binding
     }
 
-    /// The innermost open reset block of the running code, whichever container's.
-    static var transaction: Transaction? {
-        current(ThreadState.current)?.transaction?.takeUnretainedValue()
-    }
+    /// The binding of the running code (see ``current(in:)``).
+    static var current: Binding? { current(in: ThreadState.current?.takeUnretainedValue()) }
 
     /// Runs the synchronous `body` bound to `container`, keeping the running code's chain, and its open
     /// reset blocks or, given one, `transaction` (which knows the blocks around it). The binding is
@@ -50,19 +47,15 @@ struct Binding {
     static func withContainer<Result, Failure: Error>(
         _ container: InjectionContainer, transaction: Transaction? = nil, _ body: () throws(Failure) -> Result
     ) throws(Failure) -> Result {
-        let outer = current(ThreadState.current)
+        let outer = current
         let task = TaskBinding(container, inside: outer, transaction: transaction)
-        let binding = Binding(
-            container: .passUnretained(container), frame: outer?.frame, transaction: task.transaction.map { .passUnretained($0) },
-            startsResolution: outer?.startsResolution ?? false)
-        return try withExtendedLifetime(task) { () throws(Failure) -> Result in
-            try ThreadState.withCurrent { state throws(Failure) -> Result in
-                try state.bind(binding) { () throws(Failure) -> Result in
-                    let result: Swift.Result<Result, Failure> = TaskBinding.$current.withValue(task) {
-                        do throws(Failure) { return .success(try body()) } catch { return .failure(error) }
-                    }
-                    return try result.get()
+        let binding = Binding(container, frame: outer?.frame, transaction: task.transaction, startsResolution: outer?.startsResolution ?? false)
+        return try ThreadState.withCurrent { state throws(Failure) -> Result in
+            try state.bind(binding) { () throws(Failure) -> Result in
+                let result: Swift.Result<Result, Failure> = TaskBinding.$current.withValue(task) {
+                    do throws(Failure) { return .success(try body()) } catch { return .failure(error) }
                 }
+                return try result.get()
             }
         }
     }
@@ -70,7 +63,7 @@ struct Binding {
 
 /// The task-local form of ``Binding``: retained, inherited by child tasks.
 ///
-/// Every live one is counted process-wide, so ``Binding/current(_:)`` skips the task-local read (25 to
+/// Every live one is counted process-wide, so ``Binding/current(in:)`` skips the task-local read (25 to
 /// 40 ns on Linux x86_64) while there are none.
 final class TaskBinding: Sendable {
     let container: InjectionContainer
@@ -91,7 +84,7 @@ final class TaskBinding: Sendable {
     /// `container` bound for tasks inside `outer`, the running code's binding: its chain, and its open
     /// reset blocks or, given one, `transaction` (which knows the blocks around it), stay.
     convenience init(_ container: InjectionContainer, inside outer: Binding?, transaction: Transaction? = nil) {
-        self.init(container: container, frame: outer?.frame?.escape(), transaction: transaction ?? outer?.transaction?.takeUnretainedValue())
+        self.init(container: container, frame: outer?.frame?.escape(), transaction: transaction ?? outer?.transaction)
     }
 
     deinit { _injection_context_count_add(-1) }
@@ -105,8 +98,7 @@ final class TaskBinding: Sendable {
     var binding: Binding {
         let frame = frame.flatMap { $0.hasEnded ? nil : $0 }
         return Binding(
-            container: .passUnretained(container), frame: frame.map { .heap(.passUnretained($0)) },
-            transaction: transaction.map { .passUnretained($0) },
+            container, frame: frame.map { .heap($0) }, transaction: transaction,
             startsResolution: frame.map { $0.ownerTask == nil || $0.ownerTask != currentTaskIdentity() } ?? false)
     }
 }

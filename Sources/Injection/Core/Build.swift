@@ -1,26 +1,24 @@
-/// A cached instance being built by one resolution, as the others that wait for it see it.
-///
-/// Made by the first waiter (``ContainerState/claim(_:in:isAsync:isInChain:isOnMainActor:owner:)``):
-/// a build nobody waits for needs only its registration's `builder`. Threads wait on the container's
-/// condition; tasks suspend in `asyncWaiters`. A build is in progress while its registration points to
-/// it; waiters that find it gone claim again.
-final class Build: @unchecked Sendable {  // Mutable fields: under the container's lock, but `isFinished`: under `WaitGraph`'s.
+/// A `.scoped` or `.singleton` instance being built by one resolution, as the others that wait for it
+/// see it. Made by the claim that starts the build (``ContainerState/claim(_:in:isAsync:isInChain:isOnMainActor:owner:)``);
+/// the build is in progress while its key's slot holds it. Threads wait on the container's condition,
+/// tasks suspend in ``asyncWaiters``; waiters that find it gone claim again.
+final class Build: @unchecked Sendable {  // `isWaitedFor`, `asyncWaiters`: under the container's lock; `isFinished`: under `WaitGraph`'s.
     /// The resolution building it.
     let owner: Resolution
     let container: ObjectIdentifier
-    let registration: Registration
+    let type: AnyType
+    /// Whether a claim was told to wait for it: its completion then wakes waiters.
+    var isWaitedFor = false
     /// Tasks waiting for it.
-    @exclusivity(unchecked) var asyncWaiters: [CheckedContinuation<Void, Never>] = []
+    var asyncWaiters: [CheckedContinuation<Void, Never>] = []
     /// Whether it finished or was abandoned, for the wait-for graph: a waiter's edge to it is stale.
-    @exclusivity(unchecked) fileprivate var isFinished = false
+    fileprivate var isFinished = false
 
-    init(owner: Resolution, container: ObjectIdentifier, registration: Registration) {
+    init(owner: Resolution, container: ObjectIdentifier, type: AnyType) {
         self.owner = owner
         self.container = container
-        self.registration = registration
+        self.type = type
     }
-
-    var type: AnyType { registration.type }
 }
 
 /// Who waits for whose build, process-wide, so a wait that would close a loop is refused as a cycle.

@@ -3,46 +3,77 @@
 /// A pure state machine, in the shape of swift-async-algorithms' `…StateMachine` types: it runs no
 /// user code, takes no lock and touches no thread. `InjectionContainer` keeps it in a
 /// ``LockedState``, calls one event per lock acquisition, and carries out the returned actions:
-/// the ones that must not be seen half-done under the lock (evicting thread caches, finishing builds in
-/// the wait-for graph), the rest (waking tasks, `dispose()`, releasing instances) after unlocking.
+/// under the lock, the ones that must not be seen half-done (evicting thread caches, finishing builds in
+/// the wait-for graph); after unlocking, the rest (waking tasks, `dispose()`, releasing instances).
 struct ContainerState {
-    /// The registrations by key; each holds what the container built for it.
-    private(set) var registrations = RegistrationTable()
+    /// What the container holds for one key: its registration, and what it built with it.
+    struct Slot {
+        let registration: Registration
+        var held = Held.nothing
+        /// Whether the next run of the factory records what it resolves, for the graph: once per
+        /// registration (and by `verify()`), so a factory that runs again costs nothing extra.
+        var recordsEdges = true
+        /// Whether some thread's cache may hold an entry for this key, which a change must evict.
+        var isInThreadCaches = false
+    }
+
+    /// A key's instance, or its build in progress.
+    enum Held {
+        case nothing
+        /// A `.scoped` or `.singleton` instance being built: waiters wait for this build.
+        case building(Build)
+        case instance(Box)
+        /// A `.weak` instance, while something else holds it.
+        case weak(WeakReference)
+    }
+
+    private(set) var slots: [AnyType: Slot] = [:]
     /// Bumped by every reset and by ``removeAll()``. A build whose resolution started in an older epoch is
     /// never cached (but for a singleton's).
     private(set) var epoch: UInt64 = 0
     /// Bumped by every change of a registration: what the type names are worked out from.
     private(set) var generation: UInt64 = 0
-    /// The non-singleton registrations that held an instance or a build since the last reset: all a reset
-    /// visits, however many types are registered, with no lookup. A registration leaves it when it is replaced.
-    private var resettable: [Registration] = []
 
     init() {}
 
-    /// A state with `registrations` and nothing built.
-    init(registrations: RegistrationTable) {
-        for registration in registrations.values {
-            let copy = registration.copy()
-            copy.isRegistered = true
-            _ = self.registrations.updateValue(copy)
-        }
+    /// A state with the registrations of `other` and nothing built.
+    init(registrationsOf other: ContainerState) {
+        slots = other.slots.mapValues { Slot(registration: $0.registration) }
     }
 
+    /// The registration for `key`, if any.
+    subscript(key: AnyType) -> Registration? { slots[key]?.registration }
+
+    /// Every registration, in no particular order.
+    var registrations: [Registration] { slots.values.map(\.registration) }
+
+    /// Whether `key` holds an instance: cached, or held weakly and still alive. Reading a weak reference
+    /// takes a strong one, which may turn out to be the last: a live weak instance is appended to
+    /// `keptAlive`, to be released after unlocking, so its `deinit` never runs under the lock.
+    func hasLiveInstance(_ key: AnyType, keepingAliveIn keptAlive: inout [AnyObject]) -> Bool {
+        switch slots[key]?.held {
+        case .instance?: return true
+        case .weak(let reference)?:
+            guard let object = reference.object else { return false }
+            keptAlive.append(object)
+            return true
+        default: return false
+        }
+    }
 
     // MARK: - Resolving
 
     enum Claim {
-        /// The instance is there. With its registration if the caller may copy it into its thread's
-        /// cache (then noting so with ``noteInThreadCaches(_:)``).
-        case cached(Box, cacheableFor: Registration?)
+        /// The instance is there; `cacheable`: the claiming thread's cache may keep it (then noting so
+        /// with ``noteInThreadCaches(_:)``).
+        case cached(Box, cacheable: Bool)
         /// Another resolution is building it: wait, then claim again.
         case wait(Build)
-        /// Run the factory. A cached lifetime comes with the resolution that now owns the build (others
-        /// wait for it; unretained: the claimer keeps it alive until it completes the build); a transient
+        /// Run the factory. A cached lifetime comes with the build that others now wait for; a transient
         /// with none, and `cacheable` says whether its registration may go into the thread's cache. The new
         /// frame records edges if `recordsEdges`. `epoch` is the container's now: the new frame's, unless it
         /// continues a resolution of this container, whose epoch it keeps (see ``Frame``'s initializer).
-        case build(Registration, owner: Unmanaged<Resolution>?, recordsEdges: Bool, epoch: UInt64, cacheable: Bool)
+        case build(Registration, Build?, recordsEdges: Bool, epoch: UInt64, cacheable: Bool)
         /// An async resolve must build a main-actor type: it hops to the main actor and claims there.
         case hop
         case fail(Failure)
@@ -61,110 +92,113 @@ struct ContainerState {
     ///   - isInChain: Whether the chain being resolved already resolves `key`: building it would be a cycle.
     ///   - isOnMainActor: Whether the resolve is isolated to the main actor; asked only for a
     ///     main-actor registration (the check may cost a system call).
-    ///   - owner: The resolution that will own a build (unretained: the caller keeps it alive); asked only
-    ///     if one is needed.
-    @inline(__always)  // Into the slow path: out of line, it cost a retain and a release more per first resolve.
+    ///   - owner: The resolution that will own a build; asked only if one is needed.
     mutating func claim(
         _ key: AnyType, in container: ObjectIdentifier, isAsync: Bool, isInChain: Bool,
-        isOnMainActor: () -> Bool, owner: () -> Unmanaged<Resolution>
+        isOnMainActor: () -> Bool, owner: () -> Resolution
     ) -> Claim {
-        guard let registration = registrations[key] else { return .fail(.notRegistered) }
-        if registration.lifetime != .weak && registration.hasInstance {
-            return .cached(registration.instanceBox(), cacheableFor: registration)
-        }
-        if let object = registration.weakInstance?.object {
-            return .cached(Box.holding(object, as: registration.valueType), cacheableFor: nil)
+        guard let slot = slots[key] else { return .fail(.notRegistered) }
+        let registration = slot.registration
+        switch slot.held {
+        case .instance(let box): return .cached(box, cacheable: true)
+        case .weak(let reference):
+            if let object = reference.object { return .cached(Box.holding(object, as: reference.valueType), cacheable: false) }
+        case .building, .nothing: break
         }
         if isInChain { return .fail(.cycle) }
-        if registration.isMainActor && !isOnMainActor() { return isAsync ? .hop : .fail(.wrongIsolation) }
+        if registration.kind == .mainActor && !isOnMainActor() { return isAsync ? .hop : .fail(.wrongIsolation) }
         // Never block a thread on async work: a synchronous resolve cannot build or wait for it.
-        if registration.isAsync && !isAsync { return .fail(.asyncFactory(registration.lifetime)) }
-        // The first waiter makes the build's handle; an uncontended build never needs one.
-        if registration.lifetime != .transient, let build = registration.waitableBuild(in: container) { return .wait(build) }
-        let recordsEdges = registration.recordsEdges && !isAsync
+        if registration.kind == .async && !isAsync { return .fail(.asyncFactory(registration.lifetime)) }
+        if case .building(let build) = slot.held {
+            build.isWaitedFor = true
+            return .wait(build)
+        }
+        let recordsEdges = slot.recordsEdges && !isAsync
         guard registration.lifetime != .transient else {
             // A factory whose edges are known, and which has nothing to run after it, may run from the
             // thread's cache without this lock.
-            let cacheable = !recordsEdges && registration.postConstruct == nil && !registration.isMainActor
-            return .build(registration, owner: nil, recordsEdges: recordsEdges, epoch: epoch, cacheable: cacheable)
+            let cacheable = !recordsEdges && registration.postConstruct == nil && registration.kind == .plain
+            return .build(registration, nil, recordsEdges: recordsEdges, epoch: epoch, cacheable: cacheable)
         }
-        let builder = owner()
-        registration.builder = builder.takeUnretainedValue()
-        listResettable(registration)
-        return .build(registration, owner: builder, recordsEdges: recordsEdges, epoch: epoch, cacheable: false)
+        let build = Build(owner: owner(), container: container, type: key)
+        slots[key]?.held = .building(build)
+        return .build(registration, build, recordsEdges: recordsEdges, epoch: epoch, cacheable: false)
     }
 
     /// What finishing a build asks for.
     struct Completion {
         /// The instance was stored (cached, or held weakly for `.weak`).
         var stored = false
-        /// The instance was cached: the caller may copy it into its thread's cache.
+        /// The instance was cached: the caller may put it in its thread's cache.
         var cached = false
-        /// The build someone waited for: finish it in the wait-for graph and wake the waiting threads.
+        /// The build, if someone waited for it: finish it in the wait-for graph and wake the waiting threads.
         var woken: Build?
         /// Tasks to resume once unlocked.
         var waiters: [CheckedContinuation<Void, Never>] = []
     }
 
-    /// Ends a run of `registration`'s factory that made `instance` (`nil` if it failed), in a
-    /// frame of `epoch`, and the build `owner` claimed for a cached lifetime. The instance is cached only
-    /// if the build is still current: not abandoned (its registration was not replaced, nor reset), and
-    /// (but for a singleton) no reset happened since its resolution started. Waiters of an abandoned build
+    /// Ends a run of `registration`'s factory that made `instance` (`nil` if it failed, or `nil` was
+    /// not cached), in a frame of `epoch`, and `build`, claimed for a cached lifetime. The instance is
+    /// cached only if the build is still current (its registration was not replaced, nor reset) and (but
+    /// for a singleton) no reset happened since its resolution started. Waiters of an abandoned build
     /// were woken when it was abandoned.
     mutating func complete(
-        _ registration: Registration, owner: Unmanaged<Resolution>?, epoch buildEpoch: UInt64,
-        instance: Box?, recordedEdges: Bool
+        _ registration: Registration, build: Build?, epoch buildEpoch: UInt64, instance: Box?, recordedEdges: Bool
     ) -> Completion {
         var completion = Completion()
-        guard registration.isRegistered else { return completion }
-        if instance != nil && recordedEdges { registration.recordsEdges = false }
-        guard let owner, let builder = registration.builder, builder === owner.takeUnretainedValue() else { return completion }
-        if let build = registration.waitable {
+        let key = registration.type
+        guard slots[key]?.registration === registration else { return completion }
+        if instance != nil && recordedEdges { slots[key]?.recordsEdges = false }
+        guard let build, case .building(let current)? = slots[key]?.held, current === build else { return completion }
+        if build.isWaitedFor {
             swap(&completion.waiters, &build.asyncWaiters)
             completion.woken = build
         }
-        registration.builder = nil
+        slots[key]?.held = .nothing
         if let instance, registration.lifetime == .singleton || buildEpoch == epoch {
             if registration.lifetime == .weak {
-                registration.weakInstance = instance.object.map { WeakReference($0, type: registration.type) }
+                slots[key]?.held = instance.object.map { .weak(WeakReference($0, type: key, valueType: instance.type)) } ?? .nothing
             } else {
-                registration.store(instance, in: epoch)
+                slots[key]?.held = .instance(instance)
                 completion.cached = true
             }
             completion.stored = true
-            listResettable(registration)
         }
         return completion
     }
 
-    /// Whether `build` is still in progress (a waiter keeps waiting) or was finished or abandoned.
-    func isBuilding(_ build: Build) -> Bool {
-        build.registration.isRegistered && build.registration.waitable === build
+    /// The build of `key` in progress, if any.
+    func build(of key: AnyType) -> Build? {
+        guard case .building(let build)? = slots[key]?.held else { return nil }
+        return build
     }
 
-    /// Notes that the calling thread's cache now holds an entry for `registration`, which the last
-    /// claim or completion found current.
-    func noteInThreadCaches(_ registration: Registration) {
-        registration.isInThreadCaches = true
+    /// Whether `build` is still in progress (a waiter keeps waiting) or was finished or abandoned.
+    func isBuilding(_ build: Build) -> Bool {
+        guard case .building(let current)? = slots[build.type]?.held else { return false }
+        return current === build
+    }
+
+    /// Notes that the calling thread's cache now holds an entry for `key`, which the last claim or
+    /// completion found current.
+    mutating func noteInThreadCaches(_ key: AnyType) {
+        slots[key]?.isInThreadCaches = true
     }
 
     // MARK: - Changing
 
-    /// An instance a change took out of the container. (Its value, if more than `object`, is in
-    /// ``Evictions/values``: an `Any?` here would cost a copy and a destroy through its type's witnesses
-    /// for every instance a reset evicts.)
+    /// An instance a change took out of the container.
     struct Evicted {
-        /// The instance's class instance, if it has one: what is told and tracked.
-        let object: AnyObject?
+        let box: Box
         let type: AnyType
-        let isDisposable: Bool
-        /// Whether `liveInstancesFromPreviousScopes()` should watch it: an instance the container built.
-        let isTracked: Bool
+        /// Whether it is told it is evicted (if it is `InjectionDisposable`) and watched by
+        /// `liveInstancesFromPreviousScopes()`: an instance the container built, evicted after it was
+        /// built (not because its `postConstruction` failed).
+        let isTold: Bool
     }
 
     /// What a change took out, to be carried out by the container.
     struct Evictions {
-        /// Instances the container let go: tell the disposable ones, remember them (weakly) for leak checks.
         var instances: [Evicted] = []
         /// Builds abandoned while others wait for them: finish them in the wait-for graph (under the lock).
         var abandoned: [Build] = []
@@ -174,63 +208,55 @@ struct ContainerState {
         var threadCacheKeys: [AnyType] = []
         /// Objects to release after unlocking: releasing can run a `deinit`.
         var released: [AnyObject] = []
-        /// Values taken out of a registration's inline slot, other than a class instance alone: released
-        /// after unlocking, like ``released``.
-        var values: [Any] = []
         /// A `replace` took out a registration whose instances others may still hold: one that held an
         /// instance (cached, or weakly and still alive), or a transient, whose every instance is its
         /// resolver's. `register` reports the cached holders.
         var replacedHeldInstances = false
 
-        /// Takes what `registration` holds out of it.
-        fileprivate mutating func empty(_ registration: Registration) {
-            if registration.lifetime == .weak {
-                registration.weakInstance = nil
-            } else if registration.hasInstance {
-                takeInstance(of: registration, isTold: true)
+        /// Adds what another change took out.
+        mutating func merge(_ other: Self) {
+            instances += other.instances
+            abandoned += other.abandoned
+            waiters += other.waiters
+            threadCacheKeys += other.threadCacheKeys
+            released += other.released
+        }
+
+        /// Takes what `slot` holds out of it.
+        fileprivate mutating func empty(_ slot: inout Slot) {
+            switch slot.held {
+            case .instance(let box):
+                instances.append(Evicted(box: box, type: slot.registration.type, isTold: slot.registration.ownsInstances))
+            case .building(let build):
+                if build.isWaitedFor {
+                    abandoned.append(build)
+                    waiters += build.asyncWaiters
+                    build.asyncWaiters = []
+                }
+            case .weak, .nothing: break
             }
-            abandonBuild(of: registration)
-            uncache(registration)
+            slot.held = .nothing
+            uncache(&slot)
         }
 
-        /// Takes the cached instance out of `registration`; `isTold`: tells it (if it is disposable) and
-        /// tracks it, as every eviction but that of an instance whose construction failed.
-        fileprivate mutating func takeInstance(of registration: Registration, isTold: Bool) {
-            let (object, box, isDisposable) = registration.takeInstance(values: &values)
-            instances.append(Evicted(
-                object: object, type: registration.type, isDisposable: isTold && isDisposable, isTracked: isTold && registration.ownsInstances))
-            if let box { released.append(box) }
-        }
-
-        /// Ends the build in progress of `registration`, if any: abandoned, its waiting tasks to resume.
-        fileprivate mutating func abandonBuild(of registration: Registration) {
-            if let build = registration.waitable {
-                abandoned.append(build)
-                waiters += build.asyncWaiters
-                build.asyncWaiters = []
-            }
-            registration.builder = nil
-        }
-
-        /// Takes `registration` out of every thread's cache that may hold it.
-        fileprivate mutating func uncache(_ registration: Registration) {
-            if registration.isInThreadCaches { threadCacheKeys.append(registration.type) }
-            registration.isInThreadCaches = false
+        /// Takes `slot`'s key out of every thread's cache that may hold it.
+        fileprivate mutating func uncache(_ slot: inout Slot) {
+            if slot.isInThreadCaches { threadCacheKeys.append(slot.registration.type) }
+            slot.isInThreadCaches = false
         }
     }
 
     /// Starts a new epoch: evicts scoped instances, forgets weak ones, and abandons their builds.
-    /// Registrations and singletons stay. Visits only what the last epoch used.
+    /// Registrations and singletons stay.
     mutating func reset() -> Evictions {
         epoch &+= 1
         var evictions = Evictions()
-        evictions.instances.reserveCapacity(resettable.count)  // A logout evicts most of what it lists.
-        evictions.threadCacheKeys.reserveCapacity(resettable.count)
-        for registration in resettable {
-            registration.resettablePosition = -1
-            evictions.empty(registration)
+        for index in slots.indices where slots.values[index].registration.lifetime != .singleton {
+            switch slots.values[index].held {
+            case .nothing: continue
+            default: evictions.empty(&slots.values[index])
+            }
         }
-        resettable.removeAll(keepingCapacity: true)
         return evictions
     }
 
@@ -239,16 +265,20 @@ struct ContainerState {
     /// `nil` if `key` was not registered: nothing to carry out (the common case at launch).
     mutating func replace(_ key: AnyType, with registration: Registration?) -> Evictions? {
         generation &+= 1
-        assert(registration.map { $0.type == key } ?? true, "Injection: a registration stored under another key")
-        let replaced = registration.map({ registrations.updateValue($0) }) ?? registrations.removeValue(forKey: key)
-        replaced?.isRegistered = false
-        registration?.isRegistered = true
-        guard let old = replaced else { return nil }
+        let replaced = registration.map { slots.updateValue(Slot(registration: $0), forKey: key) } ?? slots.removeValue(forKey: key)
+        guard var old = replaced else { return nil }
         var evictions = Evictions()
-        if old.resettablePosition >= 0 { unlistResettable(at: Int(old.resettablePosition)) }
-        evictions.replacedHeldInstances = old.hasLiveInstance(keepingAliveIn: &evictions.released) || old.lifetime == .transient
-        evictions.empty(old)
-        evictions.released.append(old)
+        switch old.held {
+        case .instance: evictions.replacedHeldInstances = true
+        case .weak(let reference):
+            if let object = reference.object {
+                evictions.replacedHeldInstances = true
+                evictions.released.append(object)  // The strong reference the read took may be the last.
+            }
+        default: evictions.replacedHeldInstances = old.registration.lifetime == .transient
+        }
+        evictions.empty(&old)
+        evictions.released.append(old.registration)
         return evictions
     }
 
@@ -259,7 +289,7 @@ struct ContainerState {
     mutating func replace(
         _ key: AnyType, with registration: Registration, whileCurrent current: Registration
     ) -> (isCurrent: Bool, evictions: Evictions?) {
-        guard registrations[current.type] === current else { return (false, nil) }
+        guard self[current.type] === current else { return (false, nil) }
         return (true, replace(key, with: registration))
     }
 
@@ -269,35 +299,37 @@ struct ContainerState {
         var evictions = Evictions()
         epoch &+= 1
         generation &+= 1
-        for registration in registrations.values {
-            registration.isRegistered = false
-            evictions.empty(registration)
-            evictions.released.append(registration)
+        for index in slots.indices {
+            evictions.empty(&slots.values[index])
+            evictions.released.append(slots.values[index].registration)
         }
-        registrations.removeAll()
-        resettable.removeAll()
+        slots = [:]
         return evictions
     }
 
     /// Takes `instance` out of `registration`, the one that cached it, if it is still there: its
     /// `postConstruction`, or one in its graph, failed. (Not out of whatever is registered for its key now:
-    /// a newer registration's instance is another one.)
+    /// a newer registration's instance is another one.) Neither told nor tracked: it never finished its
+    /// construction.
     mutating func evict(_ instance: Box, from registration: Registration) -> Evictions {
         var evictions = Evictions()
-        if registration.holds(instance, in: epoch) {
-            // Released once unlocked, like any evicted instance (other threads may be copying it out of the
-            // registration until the eviction reaches them), but neither told nor tracked: it never
-            // finished its construction.
-            evictions.takeInstance(of: registration, isTold: false)
-            // A resolution may ask again (its undo follows its deferred steps): by then other resolutions may
-            // have stored and evicted 256 instances, and the count in a stamp would match the newest.
-            instance.stamp = 0
+        let key = registration.type
+        guard slots[key]?.registration === registration else { return evictions }
+        switch slots[key]?.held {
+        case .instance(let box)? where box === instance:
+            evictions.instances.append(Evicted(box: box, type: key, isTold: false))
+            slots[key]?.held = .nothing
+        case .weak(let reference)?:
+            if let object = reference.object {
+                if object === instance.object { slots[key]?.held = .nothing }
+                evictions.released.append(object)  // The strong reference the read took may be the last.
+            }
+        default: break
         }
-        if let object = registration.weakInstance?.object {
-            if object === instance.object { registration.weakInstance = nil }
-            evictions.released.append(object)  // The strong reference the read took may be the last.
+        if var slot = slots[key] {
+            evictions.uncache(&slot)
+            slots[key] = slot
         }
-        evictions.uncache(registration)
         return evictions
     }
 
@@ -305,29 +337,19 @@ struct ContainerState {
     /// Returns their keys, and their waiters to wake as a reset's are (`abandoned`, `waiters`).
     mutating func abandonBuilds(of owner: Resolution) -> (keys: [AnyType], evictions: Evictions) {
         var evictions = Evictions(), keys: [AnyType] = []
-        for registration in registrations.values where registration.builder === owner {
-            keys.append(registration.type)
-            evictions.abandonBuild(of: registration)
+        for index in slots.indices {
+            guard case .building(let build) = slots.values[index].held, build.owner === owner else { continue }
+            keys.append(build.type)
+            evictions.empty(&slots.values[index])
         }
         return (keys, evictions)
     }
 
-    /// Lists `registration` for the next reset, unless it is listed or a singleton.
-    private mutating func listResettable(_ registration: Registration) {
-        guard registration.resettablePosition < 0, registration.lifetime != .singleton else { return }
-        registration.resettablePosition = Int32(resettable.count)
-        resettable.append(registration)
+    /// How many keys hold an instance or a build that a reset would visit (a test probe).
+    var resettableCount: Int {
+        slots.values.filter { slot in
+            if case .nothing = slot.held { return false }
+            return slot.registration.lifetime != .singleton
+        }.count
     }
-
-    /// Swap-removes the registration at `index`: O(1), and the list never keeps a removed registration alive.
-    private mutating func unlistResettable(at index: Int) {
-        let last = resettable.removeLast()
-        if index < resettable.count {
-            resettable[index] = last
-            last.resettablePosition = Int32(index)
-        }
-    }
-
-    /// How many registrations a reset visits (a test probe).
-    var resettableCount: Int { resettable.count }
 }

@@ -2,16 +2,17 @@ import _InjectionPlatform
 
 /// One factory being run: a link in the chain of types being resolved.
 ///
-/// Frames live on their thread's frame stack (``ThreadState``), so running a factory allocates nothing
-/// and retains nothing. A frame moves to the heap (``HeapFrame``) only when it must outlive the call
-/// that pushed it: the frame of an async construction, which runs in a task; a chain published to
-/// the task-local binding, which tasks inherit; a deferred `postConstruction`.
+/// A frame is a local variable of the call that runs the factory (``InjectionContainer/run(_:thread:transaction:_:)``),
+/// published by pointer in its thread's binding: running a factory allocates nothing for it. A frame
+/// moves to the heap (``HeapFrame``, by ``FrameRef/escape()``) only when it must outlive that call: the
+/// frame of an async construction, which runs in a task; a chain published to the task-local binding,
+/// which tasks inherit; a deferred `postConstruction`.
 ///
 /// The outermost frame of a resolution (its root) also stands for the whole resolution: see
 /// ``Resolution``.
 struct Frame {
     let container: ObjectIdentifier
-    /// The requested type: the registered type, or the `InjectionKey` type.
+    /// The requested type: the registered type, the `InjectionKey` type, or a builder model type.
     let type: AnyType
     /// The container's epoch when this frame's resolution started: builds under it belong to that epoch.
     let epoch: UInt64
@@ -21,20 +22,24 @@ struct Frame {
     let startsResolution: Bool
     /// Whether what this factory resolves from `container` is recorded as edges of the graph.
     let recordsEdges: Bool
-    var parent: FrameRef?
+    fileprivate(set) var parent: FrameRef?
     /// The resolution this frame is the root of, made when first needed (a build, a wait, deferred work).
-    /// Retained; released by whoever holds the frame (its thread's ``ThreadState/pop(_:restoring:)``, or
-    /// its ``HeapFrame``). Unmanaged, so a frame is trivial to copy and drop.
-    var retainedResolution: Unmanaged<Resolution>?
+    fileprivate(set) var resolution: Resolution?
+    /// This frame's copy on the heap, once ``FrameRef/escape()`` made one: each frame is copied once.
+    fileprivate var escaped: HeapFrame?
 
     /// A frame for resolving `type` in `container`: a nested frame keeps its resolution's epoch; one that
     /// starts a resolution takes `epoch`, the container's current one.
-    init(container: ObjectIdentifier, type: AnyType, epoch: UInt64, parent: FrameRef?, startsResolution: Bool, recordsEdges: Bool) {
+    init(
+        container: ObjectIdentifier, type: AnyType, epoch: UInt64, parent: FrameRef?, startsResolution: Bool,
+        recordsEdges: Bool, resolution: Resolution? = nil
+    ) {
         self.container = container
         self.type = type
         self.parent = parent
         self.startsResolution = startsResolution
         self.recordsEdges = recordsEdges
+        self.resolution = resolution
         if !startsResolution, let parent, parent.container == container {
             self.epoch = parent.epoch
         } else {
@@ -47,40 +52,47 @@ struct Frame {
 }
 
 /// A frame on the heap, for a frame that outlives the call that made it. Keeps its parents alive.
-final class HeapFrame: @unchecked Sendable {  // `frame` is read-only but for `resolution` (the resolving thread's).
-    var frame: Frame
-    private let parentFrame: HeapFrame?
+final class HeapFrame: @unchecked Sendable {  // `frame` changes only on the resolving thread (its `resolution`).
+    fileprivate(set) var frame: Frame
     /// For an async construction's frame, the task running it (set once, before the factory runs).
     var ownerTask: Int?
 
-    init(_ frame: Frame, parent: HeapFrame?) {
-        self.frame = frame
-        self.parentFrame = parent
-    }
+    init(_ frame: Frame) { self.frame = frame }
 
-    deinit { frame.retainedResolution?.release() }
+    deinit {
+        // A long chain is released one frame at a time: each parent that only this chain holds is
+        // detached from its own parent before it goes, so no `deinit` runs inside another.
+        var next = frame.detachHeapParent()
+        while isKnownUniquelyReferenced(&next) { next = next?.frame.detachHeapParent() }
+    }
 
     /// Whether the resolution this frame belongs to has ended (see ``Resolution/hasEnded``).
-    var hasEnded: Bool {
-        FrameRef.heap(.passUnretained(self)).root.read { $0.retainedResolution?._withUnsafeGuaranteedRef { $0.hasEnded } } ?? false
-    }
+    var hasEnded: Bool { FrameRef.heap(self).root.read { $0.resolution?.hasEnded } ?? false }
 
     /// Ends the resolution this frame is the root of, if it has one.
-    func endResolution() { frame.retainedResolution?._withUnsafeGuaranteedRef { $0.end() } }
+    func endResolution() { frame.resolution?.end() }
 }
 
-/// A frame, wherever it lives: on its thread's frame stack, or on the heap. Unretained: whoever
-/// published the frame keeps it alive.
+extension Frame {
+    /// Takes the parent out of the frame if it is on the heap, and returns it.
+    fileprivate mutating func detachHeapParent() -> HeapFrame? {
+        guard case .heap(let frame)? = parent else { return nil }
+        parent = nil
+        return frame
+    }
+}
+
+/// A frame, wherever it lives: a local of the call running its factory, or on the heap. A local frame
+/// is valid while that call runs, which whoever published it outlives.
 enum FrameRef {
     case stack(UnsafeMutablePointer<Frame>)
-    case heap(Unmanaged<HeapFrame>)
+    case heap(HeapFrame)
 
     /// Reads the frame in place.
-    @inline(__always)
     func read<Result>(_ body: (borrowing Frame) -> Result) -> Result {
         switch self {
         case .stack(let pointer): body(pointer.pointee)
-        case .heap(let frame): frame._withUnsafeGuaranteedRef { body($0.frame) }
+        case .heap(let frame): body(frame.frame)
         }
     }
 
@@ -89,10 +101,9 @@ enum FrameRef {
     var type: AnyType { read { $0.type } }
     var recordsEdges: Bool { read { $0.recordsEdges } }
 
-    // MARK: The chain walker: every question about the chain is answered here.
+    // MARK: The chain walker: every question about the chain is answered here, in a loop.
 
     /// Calls `body` with each frame from this one outward, until it returns `false`.
-    @inline(__always)
     func walk(_ body: (borrowing Frame) -> Bool) {
         var current: FrameRef? = self
         while let frame = current {
@@ -103,7 +114,6 @@ enum FrameRef {
     }
 
     /// Whether a frame in the chain resolves `key` in `container`: resolving it again would be a cycle.
-    @inline(__always)
     func contains(_ key: AnyType, in container: ObjectIdentifier) -> Bool {
         var found = false
         walk { frame in
@@ -152,33 +162,48 @@ enum FrameRef {
 
     /// The resolution this frame belongs to, made on first use. Call on the resolving thread only.
     var resolution: Resolution {
-        switch root {
-        case .stack(let pointer): Self.resolution(of: &pointer.pointee)
-        case .heap(let frame): frame._withUnsafeGuaranteedRef { Self.resolution(of: &$0.frame) }
+        func resolution(of root: inout Frame) -> Resolution {
+            if let resolution = root.resolution { return resolution }
+            let resolution = Resolution()
+            root.resolution = resolution
+            return resolution
         }
-    }
-
-    private static func resolution(of root: inout Frame) -> Resolution {
-        if let resolution = root.retainedResolution { return resolution.takeUnretainedValue() }
-        let resolution = Resolution()
-        root.retainedResolution = .passRetained(resolution)
-        return resolution
+        switch root {
+        case .stack(let pointer): return resolution(of: &pointer.pointee)
+        case .heap(let frame): return resolution(of: &frame.frame)
+        }
     }
 
     /// This frame on the heap, with its parents: the same frame if it is there already, else a copy.
     /// The copy's root shares the original's ``Resolution``, so work deferred under a copy (by a
-    /// `postConstruction`) still runs at the end of the original resolution.
+    /// `postConstruction`) still runs at the end of the original resolution. Each local frame is copied
+    /// once, whatever asks; a loop, however long the chain.
     func escape() -> HeapFrame {
-        switch self {
-        case .heap(let frame): return frame.takeUnretainedValue()
-        case .stack(let pointer):
-            if pointer.pointee.isRoot { _ = resolution }  // Shared by the copy.
-            let parent = pointer.pointee.parent?.escape()
-            var copy = pointer.pointee  // With an equal parent on the heap, and a reference of its own to the resolution.
-            copy.parent = parent.map { .heap(.passUnretained($0)) }
-            _ = copy.retainedResolution?.retain()
-            return HeapFrame(copy, parent: parent)
+        var locals: [UnsafeMutablePointer<Frame>] = []
+        var onHeap: HeapFrame?
+        var current: FrameRef? = self
+        while let frame = current, onHeap == nil {
+            switch frame {
+            case .heap(let frame): onHeap = frame
+            case .stack(let pointer):
+                if let escaped = pointer.pointee.escaped {
+                    onHeap = escaped
+                } else {
+                    locals.append(pointer)
+                    current = pointer.pointee.parent
+                }
+            }
         }
+        for pointer in locals.reversed() {  // From the outermost, each onto its parent's copy.
+            if pointer.pointee.isRoot { _ = FrameRef.stack(pointer).resolution }  // Shared by the copy.
+            var copy = pointer.pointee
+            copy.parent = onHeap.map { .heap($0) }
+            copy.escaped = nil
+            let frame = HeapFrame(copy)
+            pointer.pointee.escaped = frame
+            onHeap = frame
+        }
+        return onHeap!
     }
 }
 
@@ -186,15 +211,12 @@ enum FrameRef {
 /// wait-for graph follows it, and it collects the `postConstruction` calls deferred to its end.
 final class Resolution: @unchecked Sendable {  // `waiting`: under `WaitGraph`'s lock; the rest: the resolving thread's.
     /// The build this resolution is blocked on, and its chain from its root to the frame that waits.
-    @exclusivity(unchecked) var waiting: (build: Build, chain: [WaitGraph.Link])?
+    var waiting: (build: Build, chain: [WaitGraph.Link])?
     /// `postConstruction` calls deferred until the top-level resolve has built and cached everything,
     /// so a back-reference to any type of the graph finds it. Each returns its failure.
-    @exclusivity(unchecked) var deferred: [() -> InjectionError?] = []
+    var deferred: [() -> InjectionError?] = []
     /// Undoes what nested frames of this resolution cached, should a deferred `postConstruction` fail.
-    @exclusivity(unchecked) var undo: [() -> Void] = []
-
-    /// Whether it waits for nothing and holds no work: as good as new.
-    var isIdle: Bool { waiting == nil && deferred.isEmpty && undo.isEmpty }
+    var undo: [() -> Void] = []
 
     /// 1 once its root's factory has returned, read by any thread: see ``hasEnded``.
     private let endedWord = UnsafeMutablePointer<UInt64>.atomicWord()
@@ -204,29 +226,24 @@ final class Resolution: @unchecked Sendable {  // `waiting`: under `WaitGraph`'s
     /// Whether its root's factory has returned. A task started inside one of its factories holds copies
     /// of its frames and may outlive it: once it has ended, such a task resolves as a resolution of its
     /// own, with no chain (nothing is under construction any more, so nothing it resolves is a cycle).
-    /// Never cleared: only a resolution nothing else references is reused, and that one was never ended.
     var hasEnded: Bool { _injection_load_u64(endedWord) != 0 }
 
     /// Marks it ended (see ``hasEnded``).
     func end() { _injection_store_u64(endedWord, 1) }
 
-    /// Ends a resolution that is not kept for reuse: runs what it deferred (``drain()``, whose failure it
-    /// returns), then marks it ended.
+    /// Runs the deferred `postConstruction` calls (and any they defer in turn), then marks the
+    /// resolution ended; returns the first failure. If one fails, everything this resolution cached is
+    /// evicted too, so nothing stays cached holding an instance that was evicted for it.
     func close() -> InjectionError? {
-        let failure = drain()
-        end()
-        return failure
-    }
-
-    /// Runs the deferred `postConstruction` calls (and any they defer in turn); returns the first
-    /// failure. If one fails, everything this resolution cached is evicted too, so nothing stays cached
-    /// holding an instance that was evicted for it.
-    func drain() -> InjectionError? {
+        defer { end() }
         if deferred.isEmpty && undo.isEmpty { return nil }
         var failure: InjectionError?
-        while !deferred.isEmpty {
-            if let error = deferred.removeFirst()(), failure == nil { failure = error }
+        var next = 0
+        while next < deferred.count {  // A step may defer more.
+            if let error = deferred[next](), failure == nil { failure = error }
+            next += 1
         }
+        deferred = []
         let undo = self.undo
         self.undo = []
         if failure != nil { for evict in undo { evict() } }

@@ -1,23 +1,19 @@
-/// A hash table from a nonzero word (a key's ``AnyType/bits``) to a retained object: the one table
-/// behind a container's registrations (``RegistrationTable``) and each thread's cache of a container
-/// (``ThreadState``).
+/// A hash table from a nonzero word (a key's ``AnyType/bits``) to a retained object: each thread's cache
+/// of a container (``ThreadCache``).
 ///
 /// Open addressing with linear probing, at most three quarters full, a key hashed with one
 /// multiplication (Fibonacci hashing) and compared as one word. Deletion shifts the following entries
 /// back, so there are no tombstones. The buckets' count and capacity (a power of two) are in the header,
 /// then the buckets, two words each: a key (0: empty) and its value, a retained object's address, whose
-/// bit 0 (always clear in an address) the owner may use as a tag. A probe and a growth read the buckets,
-/// never an object: at launch, with thousands of registrations, reading each registration's key was a
-/// cache miss each. A key beside its value: a thread's lookup, and the shifts of a removal, touch one
-/// cache line for both (in separate arrays, a reset + first resolves missed the first-level cache 10% more
-/// often, callgrind; a register measured alike either way, Benchmarks/README.md runs 18 and 20).
+/// bit 0 (always clear in an address) the owner may use as a tag. A key beside its value: a lookup
+/// touches one cache line for both.
 final class ObjectTable: ManagedBuffer<(count: Int, capacity: Int), UInt> {
     /// The bit of a value the owner may set: an object's address is at least word-aligned.
     static let tag: UInt = 1
 
     /// An empty table with `capacity` buckets, a power of two.
     static func make(capacity: Int) -> ObjectTable {
-        let table = unsafeDowncast(ObjectTable.create(minimumCapacity: 2 * capacity) { _ in (0, capacity) }, to: ObjectTable.self)
+        let table = ObjectTable.create(minimumCapacity: 2 * capacity) { _ in (0, capacity) } as! ObjectTable
         table.withUnsafeMutablePointerToElements { words in
             for index in 0..<capacity { (words + 2 &* index).initialize(to: 0) }  // The keys: a value is written with its key.
         }
@@ -25,33 +21,21 @@ final class ObjectTable: ManagedBuffer<(count: Int, capacity: Int), UInt> {
     }
 
     deinit {
-        guard count > 0 else { return }  // Empty, or emptied by `copy(capacity:moving:)` or `takeAll(_:)`.
-        forEachValue { Self.object($0).release() }
+        guard count > 0 else { return }  // Empty, or emptied by `grown()` or `takeAll(_:)`.
+        forEachEntry { Self.object($1).release() }
     }
 
     /// The retained object a value holds, its tag cleared.
-    @inline(__always)
     static func object<Object: AnyObject>(_ value: UInt, as _: Object.Type = AnyObject.self) -> Unmanaged<Object> {
-        .fromOpaque(UnsafeRawPointer(bitPattern: value & ~tag).unsafelyUnwrapped)
+        .fromOpaque(UnsafeRawPointer(bitPattern: value & ~tag)!)
     }
 
-    /// A copy with `capacity` buckets: holding references of its own, or, `moving`, this one's (which is
-    /// left with a count of 0, and must not be used but to be released).
-    func copy(capacity: Int, moving: Bool) -> ObjectTable {
-        let copy = ObjectTable.make(capacity: capacity)
-        let oldCount = bucketCount
-        withUnsafeMutablePointerToElements { old in
-            copy.withUnsafeMutablePointerToElements { new in
-                for index in 0..<oldCount where old[2 &* index] != 0 {
-                    if !moving { _ = Self.object(old[2 &* index &+ 1]).retain() }
-                    let slot = copy.slot(for: old[2 &* index]).index
-                    new[2 &* slot] = old[2 &* index]
-                    new[2 &* slot &+ 1] = old[2 &* index &+ 1]
-                }
-            }
-        }
-        copy.count = count
-        if moving { self.count = 0 }
+    /// A table with twice the buckets holding this one's entries, and their references: this one is left
+    /// with a count of 0, to be released.
+    func grown() -> ObjectTable {
+        let copy = ObjectTable.make(capacity: bucketCount * 2)
+        forEachEntry { key, value in _ = copy.insert(key, value) }
+        count = 0
         return copy
     }
 
@@ -65,47 +49,40 @@ final class ObjectTable: ManagedBuffer<(count: Int, capacity: Int), UInt> {
     var bucketCount: Int { withUnsafeMutablePointerToHeader { $0.pointee.capacity } }
 
     /// Whether `adding` more entries would make it more than three quarters full: grow it first.
-    @inline(__always)
     func isFull(adding: Int) -> Bool { (count &+ adding) &* 4 > bucketCount &* 3 }
 
-    @inline(__always)
     private var mask: Int { bucketCount &- 1 }
 
     /// The key in bucket `index`, or 0.
-    @inline(__always)
     private func key(at index: Int) -> UInt { withUnsafeMutablePointerToElements { $0[2 &* index] } }
 
     /// The value in bucket `index`, which holds a key.
-    @inline(__always)
     func value(at index: Int) -> UInt { withUnsafeMutablePointerToElements { $0[2 &* index &+ 1] } }
 
-    /// Calls `body` with each value.
-    func forEachValue(_ body: (UInt) -> Void) {
-        for index in 0..<bucketCount where key(at: index) != 0 { body(value(at: index)) }
+    /// Calls `body` with each key and its value.
+    func forEachEntry(_ body: (UInt, UInt) -> Void) {
+        for index in 0..<bucketCount where key(at: index) != 0 { body(key(at: index), value(at: index)) }
     }
 
     /// Hands each value's reference to `body`, leaving the table with a count of 0, only to be released.
     func takeAll(_ body: (UInt) -> Void) {
-        forEachValue(body)
+        forEachEntry { body($1) }
         count = 0
     }
 
     /// The home bucket of `key`: the product's high bits, the best mixed.
-    @inline(__always)
     private func home(_ key: UInt) -> Int {
         let product = UInt64(truncatingIfNeeded: key) &* 0x9E37_79B9_7F4A_7C15
         return Int(truncatingIfNeeded: product &>> UInt64(64 - bucketCount.trailingZeroBitCount))
     }
 
     /// The bucket of `key`, if it is here.
-    @inline(__always)
     func find(_ key: UInt) -> Int? {
         let (index, found) = slot(for: key)
         return found ? index : nil
     }
 
     /// The bucket of `key` (`found`), else the empty bucket that ends its run.
-    @inline(__always)
     private func slot(for key: UInt) -> (index: Int, found: Bool) {
         var index = home(key)
         while true {

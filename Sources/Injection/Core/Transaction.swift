@@ -1,5 +1,5 @@
 /// The registrations collected inside `resetCurrentContainer { }`, applied with the reset in one step.
-final class Transaction: @unchecked Sendable {  // `operations` and `isCommitted`: under `lock`.
+final class Transaction: Sendable {
     enum Operation {
         case reset
         case register(AnyType, Registration)
@@ -16,9 +16,8 @@ final class Transaction: @unchecked Sendable {  // `operations` and `isCommitted
     let outer: Transaction?
     /// Where the block runs: its task and thread (see ``isRunningHere``).
     private let opener: (task: Int, thread: ObjectIdentifier?)
-    private let lock = Lock()
-    private var operations: [Operation] = [.reset]
-    private var isCommitted = false
+    /// The operations recorded so far, in order, and whether the block has committed.
+    private let log = LockedState((operations: [Operation.reset], isCommitted: false))
 
     init(container: InjectionContainer, outer: Transaction?) {
         self.container = container
@@ -43,7 +42,7 @@ final class Transaction: @unchecked Sendable {  // `operations` and `isCommitted
     func open(for container: InjectionContainer) -> Transaction? {
         var transaction: Transaction? = self
         while let current = transaction {
-            if current.container === container { return current.lock.withLock { current.isCommitted } ? nil : current }
+            if current.container === container { return current.log.withLock { $0.isCommitted } ? nil : current }
             transaction = current.outer
         }
         return nil
@@ -51,17 +50,17 @@ final class Transaction: @unchecked Sendable {  // `operations` and `isCommitted
 
     /// Where a nested block's operations begin, or `nil` once the transaction is committed.
     func mark() -> Int? {
-        lock.withLock { isCommitted ? nil : operations.count }
+        log.withLock { $0.isCommitted ? nil : $0.operations.count }
     }
 
     /// Drops every operation recorded since `mark`: a nested block threw, so none of it may land. The
     /// registrations they hold are released after unlocking: a deinit of what a factory captures, or of a
     /// supplied instance, may use the container or the block.
     func discard(since mark: Int) {
-        let discarded = lock.withLock { () -> ArraySlice<Operation> in
-            guard !isCommitted else { return [] }
-            defer { operations.removeSubrange(mark...) }
-            return operations[mark...]
+        let discarded = log.withLock { log -> ArraySlice<Operation> in
+            guard !log.isCommitted else { return [] }
+            defer { log.operations.removeSubrange(mark...) }
+            return log.operations[mark...]
         }
         _ = discarded
     }
@@ -69,9 +68,9 @@ final class Transaction: @unchecked Sendable {  // `operations` and `isCommitted
     /// Appends `operation`, or returns `false` once the transaction is committed (a task that outlived
     /// the block then acts on the container directly).
     func record(_ operation: Operation) -> Bool {
-        lock.withLock {
-            guard !isCommitted else { return false }
-            operations.append(operation)
+        log.withLock { log in
+            guard !log.isCommitted else { return false }
+            log.operations.append(operation)
             return true
         }
     }
@@ -81,10 +80,11 @@ final class Transaction: @unchecked Sendable {  // `operations` and `isCommitted
     /// returns `false` for a stale handle, having recorded nothing, and `nil` once the transaction is
     /// committed. The caller holds the container's lock, so the state cannot change meanwhile.
     func record(_ operation: Operation, whileCurrent current: Registration, isCurrentInState: Bool) -> Bool? {
-        lock.withLock {
-            guard !isCommitted else { return nil }
-            let isCurrent = decision(for: current.type, countingConditional: true).map { $0 === current } ?? isCurrentInState
-            if isCurrent { operations.append(operation) }
+        log.withLock { log in
+            guard !log.isCommitted else { return nil }
+            let isCurrent = Self.decision(for: current.type, in: log.operations, countingConditional: true).map { $0 === current }
+                ?? isCurrentInState
+            if isCurrent { log.operations.append(operation) }
             return isCurrent
         }
     }
@@ -92,13 +92,13 @@ final class Transaction: @unchecked Sendable {  // `operations` and `isCommitted
     /// Whether `key` is registered once the transaction commits, or `nil` if no operation decides it (a
     /// change through a handle does not: the commit makes it only if the handle is current then).
     func registration(for key: AnyType) -> Bool? {
-        lock.withLock { decision(for: key, countingConditional: false).map { $0 != nil } }
+        log.withLock { Self.decision(for: key, in: $0.operations, countingConditional: false).map { $0 != nil } }
     }
 
     /// What the operations recorded so far leave registered for `key`, from the last one that decides it
     /// (`nil` inside: one that removes it), or `nil` if none does; `countingConditional`: a
-    /// `registerWhileCurrent` decides too. Under `lock`.
-    private func decision(for key: AnyType, countingConditional: Bool) -> Registration?? {
+    /// `registerWhileCurrent` decides too.
+    private static func decision(for key: AnyType, in operations: [Operation], countingConditional: Bool) -> Registration?? {
         for operation in operations.reversed() {
             switch operation {
             case .register(key, let registration): return .some(registration)
@@ -112,9 +112,9 @@ final class Transaction: @unchecked Sendable {  // `operations` and `isCommitted
 
     /// Closes the transaction and hands back its operations, in order.
     func commit() -> [Operation] {
-        lock.withLock {
-            isCommitted = true
-            return operations
+        log.withLock { log in
+            log.isCommitted = true
+            return log.operations
         }
     }
 }

@@ -29,12 +29,12 @@ import _InjectionPlatform
     }
 
     private static func entry(_ type: AnyType, in container: InjectionContainer) -> ThreadCacheEntry {
-        guard let state = ThreadState.current?.takeUnretainedValue() else { return .none }
-        let hit = state.beginLookup(container: ObjectIdentifier(container), key: type)
-        state.endLookup()
-        switch hit {
+        guard let cache = ThreadState.current?.takeUnretainedValue().cache?.takeUnretainedValue() else { return .none }
+        let entry = cache.beginLookup(type, in: ObjectIdentifier(container))
+        cache.endLookup()
+        switch entry {
         case .instance?: return .instance
-        case .factory?: return .factory
+        case .transient?: return .factory
         case nil: return .none
         }
     }
@@ -42,7 +42,7 @@ import _InjectionPlatform
     /// The object that stands for the registration of `type` in `container` (to watch its lifetime
     /// through a weak reference), or `nil` if `type` is not registered.
     public static func registration(for type: Any.Type, in container: InjectionContainer) -> AnyObject? {
-        container.state.withLock { $0.registrations[AnyType(type)] }
+        container.state.withLock { $0[AnyType(type)] }
     }
 
     /// How many types' names `container` worked out for its messages and graph: each type once, however
@@ -62,21 +62,14 @@ import _InjectionPlatform
     /// Whether the calling thread has the library's per-thread state (made by its first resolve).
     public static var currentThreadHasState: Bool { ThreadState.current != nil }
 
-    /// Whether the calling thread keeps a finished resolution for its next first resolve (nothing else
-    /// referenced it when it ended).
-    public static var threadKeepsSpareResolution: Bool { ThreadState.current?.takeUnretainedValue().hasSpareResolution ?? false }
-
-    /// Whether the calling thread keeps a box a resolve emptied of its small value, for its next build.
-    public static var threadKeepsSpareBox: Bool { ThreadState.current?.takeUnretainedValue().spareBox != nil }
-
     /// How many live threads' caches hold an entry for `type` (not a key) of `container`: a thread that
     /// exits stops counting once its state is released.
     public static func threadsCaching(_ type: Any.Type, in container: InjectionContainer) -> Int {
-        ThreadState.threadsCaching(AnyType(type), of: ObjectIdentifier(container))
+        ThreadCache.threadsCaching(AnyType(type), of: ObjectIdentifier(container))
     }
 
     /// How many threads' states are alive (each is released when its thread exits).
-    public static var liveThreadStates: Int { ThreadState.registeredCount }
+    public static var liveThreadStates: Int { ThreadCache.registeredCount }
 
     /// Installs points where a test acts while a synchronous resolve in `container` starts waiting for
     /// another resolution's build: before it joins the wait-for graph, and after. Each gets the type being
@@ -94,25 +87,28 @@ import _InjectionPlatform
 
     /// Whether a resolution was told to wait for the build of `type` now in progress in `container`.
     public static func buildHasWaiters(for type: Any.Type, in container: InjectionContainer) -> Bool {
-        container.state.withLock { $0.registrations[AnyType(type)]?.waitable != nil }
+        container.state.withLock { $0.build(of: AnyType(type))?.isWaitedFor == true }
     }
 
     /// How many tasks (`resolveAsync`) are suspended waiting for the build of `type` now in progress in
     /// `container`.
     public static func asyncWaiterCount(for type: Any.Type, in container: InjectionContainer) -> Int {
-        container.state.withLock { $0.registrations[AnyType(type)]?.waitable?.asyncWaiters.count ?? 0 }
+        container.state.withLock { $0.build(of: AnyType(type))?.asyncWaiters.count ?? 0 }
     }
 
     /// Whether a resolution was told to wait for the build of the typed key `key` now in progress in
     /// `container`.
     public static func buildHasWaiters<Key: InjectionKey>(forKey key: Key.Type, in container: InjectionContainer) -> Bool {
-        container.state.withLock { $0.registrations[AnyType(key: key)]?.waitable != nil }
+        container.state.withLock { $0.build(of: AnyType(key: key))?.isWaitedFor == true }
     }
 
     /// Whether `container` holds the build closure registered for `Model`: a build, or `buildAsync`, read it
     /// since it was registered.
     public static func holdsBuildClosure<Model: Builder>(for builder: Model.Type, in container: InjectionContainer) -> Bool {
-        container.state.withLock { $0.registrations[AnyType(builder: builder)]?.hasInstance == true }
+        container.state.withLock { state in
+            var keptAlive: [AnyObject] = []
+            return state.hasLiveInstance(AnyType(builder: builder), keepingAliveIn: &keptAlive)
+        }
     }
 
     /// How many registrations of `container` a reset visits: those that held an instance or a build
@@ -135,38 +131,15 @@ extension InjectionProbe {
     /// ```
     public struct StateMachine {
         private var state = ContainerState()
-        private let made = Made()
-        private var registrations: [AnyType: Registration] {
-            get { made.registrations }
-            nonmutating set { made.registrations = newValue }
-        }
         private let container = ObjectIdentifier(StateMachine.self)
-
-        /// The registrations this driver made. A build a test leaves unfinished holds its registration, which
-        /// holds it back: the container always finishes or abandons its builds, a test need not, so the
-        /// driver breaks those cycles when it goes.
-        private final class Made {
-            var registrations: [AnyType: Registration] = [:] {
-                didSet {
-                    for new in registrations.values where all.insert(ObjectIdentifier(new)).inserted { kept.append(new) }
-                }
-            }
-            private var all: Set<ObjectIdentifier> = []
-            private var kept: [Registration] = []
-            deinit {
-                for registration in kept {
-                    registration.builder = nil
-                }
-            }
-        }
 
         /// A build in progress, as a claim hands it out: its registration and the resolution that owns it.
         public struct Build: Equatable {
             fileprivate let registration: Registration
-            fileprivate let owner: Resolution
+            fileprivate let build: Injection.Build
             fileprivate let epoch: UInt64
             /// The same build.
-            public static func == (lhs: Build, rhs: Build) -> Bool { lhs.registration === rhs.registration && lhs.owner === rhs.owner }
+            public static func == (lhs: Build, rhs: Build) -> Bool { lhs.build === rhs.build }
         }
 
         /// How a registration's factory runs.
@@ -210,7 +183,7 @@ extension InjectionProbe {
         public var resettableCount: Int { state.resettableCount }
 
         /// How many keys are registered.
-        public var registrationCount: Int { state.registrations.count }
+        public var registrationCount: Int { state.slots.count }
 
         /// The registration the last ``register(_:lifetime:isolation:)`` made, as it made it: to compare with
         /// what ``registration(of:)`` finds later.
@@ -219,7 +192,7 @@ extension InjectionProbe {
         /// The registration the state holds for `type` (`nil` if none): each ``register(_:lifetime:isolation:)``
         /// makes a new one.
         public func registration(of type: Any.Type) -> ObjectIdentifier? {
-            state.registrations[AnyType(type)].map { ObjectIdentifier($0) }
+            state[AnyType(type)].map { ObjectIdentifier($0) }
         }
 
         /// Registers `type` (a fresh registration each time), as `register` does.
@@ -230,7 +203,6 @@ extension InjectionProbe {
             case .mainActor: Registration(AnyType(type), lifetime: lifetime, file: #fileID, mainActorFactory: { Instance() }, postConstruction: nil)
             case .async: Registration(AnyType(type), lifetime: lifetime, file: #fileID, asyncFactory: { Instance() })
             }
-            registrations[AnyType(type)] = registration
             lastRegistered = ObjectIdentifier(registration)
             return Self.changes(state.replace(AnyType(type), with: registration) ?? .init())
         }
@@ -245,18 +217,17 @@ extension InjectionProbe {
             _ type: Any.Type, isAsync: Bool = false, isInChain: Bool = false, onMainActor: Bool = false,
             inheritedEpoch: UInt64? = nil
         ) -> Claim {
-            let owner = Resolution()  // Kept by the registration it builds, if it builds.
             let claim = state.claim(
                 AnyType(type), in: container, isAsync: isAsync, isInChain: isInChain,
-                isOnMainActor: { onMainActor }, owner: { .passUnretained(owner) })
+                isOnMainActor: { onMainActor }, owner: { Resolution() })
             switch claim {
             case .cached: return .cached
             case .wait: return .wait
             case .hop: return .hop
-            case .build(let registration, let owner, _, let epoch, let cacheable):
+            case .build(let registration, let build, _, let epoch, let cacheable):
                 // A frame that continues a resolution keeps its epoch, as `Frame`'s initializer says.
                 let frameEpoch = inheritedEpoch ?? epoch
-                return .build(owner.map { Build(registration: registration, owner: $0.takeUnretainedValue(), epoch: frameEpoch) }, cacheable: cacheable)
+                return .build(build.map { Build(registration: registration, build: $0, epoch: frameEpoch) }, cacheable: cacheable)
             case .fail(.notRegistered): return .notRegistered
             case .fail(.cycle): return .cycle
             case .fail(.wrongIsolation): return .wrongIsolation
@@ -270,17 +241,16 @@ extension InjectionProbe {
         public mutating func complete(
             _ type: Any.Type, build: Build?, succeeding: Bool = true, recordedEdges: Bool = true
         ) -> (cached: Bool, wakes: Bool) {
-            let key = AnyType(type)
-            guard let registration = build?.registration ?? registrations[key] else { return (false, false) }
+            guard let registration = build?.registration ?? state[AnyType(type)] else { return (false, false) }
             let completion = state.complete(
-                registration, owner: build.map { .passUnretained($0.owner) }, epoch: build?.epoch ?? state.epoch,
+                registration, build: build?.build, epoch: build?.epoch ?? state.epoch,
                 instance: succeeding ? Box.make(Instance()) : nil, recordedEdges: recordedEdges)
             return (completion.cached, completion.woken != nil)
         }
 
         /// Notes that a thread's cache holds `type`, as the container does when it copies an instance there.
         public mutating func noteInThreadCache(_ type: Any.Type) {
-            if let registration = state.registrations[AnyType(type)] { state.noteInThreadCaches(registration) }
+            state.noteInThreadCaches(AnyType(type))
         }
 
         /// Resets, as `resetCurrentContainer()` does.
@@ -290,7 +260,7 @@ extension InjectionProbe {
 
         /// Whether `build` is still in progress, as a waiter asks when it wakes.
         public func isBuilding(_ build: Build) -> Bool {
-            build.registration.isRegistered && build.registration.builder === build.owner
+            state.isBuilding(build.build)
         }
 
         private static func changes(_ evictions: ContainerState.Evictions) -> Changes {

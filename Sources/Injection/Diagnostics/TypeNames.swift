@@ -9,14 +9,14 @@ import _InjectionPlatform
 /// that registered it tells them apart (`App.Cache (private, registered in App/Store.swift)`).
 /// The names are worked out from the container's registrations when a message or graph needs them, and
 /// kept until the registrations change: registering costs nothing here.
-final class TypeNames: @unchecked Sendable {  // `cache`: under `lock`.
+final class TypeNames: Sendable {
     private struct Cache {
         /// The registrations' ``ContainerState/generation`` these names were worked out for.
         var generation: UInt64
         /// Short name → the qualified names of the registered types with it.
         var qualifiedNames: [String: [String]]
-        /// The file that registered each type, as ``fileIndex(of:)`` interned it.
-        var files: [ObjectIdentifier: UInt16]
+        /// The file that registered each type.
+        var files: [ObjectIdentifier: String]
         /// The types registered in more than one role: as themselves, as a key, as a builder.
         var multiRole: Set<ObjectIdentifier>
     }
@@ -31,10 +31,8 @@ final class TypeNames: @unchecked Sendable {  // `cache`: under `lock`.
     private static let spelled = LockedState<[ObjectIdentifier: Spelling]>([:])
 
     private let state: LockedState<ContainerState>
-    private let lock = Lock()
-    private var cache: Cache?
-    /// How many types' names this container worked out (see ``spelled``): for tests.
-    private var spellings = 0
+    /// The names worked out last, and how many types' names this container worked out (a test probe).
+    private let worked = LockedState((cache: Cache?.none, spellings: 0))
 
     /// The names of the types registered in `state`.
     init(_ state: LockedState<ContainerState>) {
@@ -58,12 +56,12 @@ final class TypeNames: @unchecked Sendable {  // `cache`: under `lock`.
         let others = cache.qualifiedNames[short] ?? [], file = cache.files[ObjectIdentifier(type)]
         // Another type with the same readable qualified name: two private types, in different files.
         let twins = others.filter { $0 == qualified }.count - (file == nil ? 0 : 1)
-        if twins > 0 { return qualified + " (private, registered in \(file.map(Self.file(at:)) ?? "no file: not registered"))" }
+        if twins > 0 { return qualified + " (private, registered in \(file ?? "no file: not registered"))" }
         return Set(others + [qualified]).count > 1 ? qualified : short
     }
 
     /// How many types' names this container worked out, not found already worked out for the process.
-    var spellingsWorkedOut: Int { lock.withLock { spellings } }
+    var spellingsWorkedOut: Int { worked.withLock { $0.spellings } }
 
     private static func spelling(of type: Any.Type) -> Spelling {
         (written(type), readable(String(reflecting: type)))
@@ -72,12 +70,12 @@ final class TypeNames: @unchecked Sendable {  // `cache`: under `lock`.
     /// The names for the current registrations. Takes its own lock, the container's and ``spelled``'s, one after
     /// the other, never one inside another.
     private func current() -> Cache {
-        let known = lock.withLock { cache }
+        let known = worked.withLock { $0.cache }
         let (generation, registrations) = state.withLock { state in
-            (state.generation, known?.generation == state.generation ? nil : state.registrations.values)
+            (state.generation, known?.generation == state.generation ? nil : state.registrations)
         }
         if let known, registrations == nil { return known }
-        var files: [ObjectIdentifier: UInt16] = [:]
+        var files: [ObjectIdentifier: String] = [:]
         var names: [String: [String]] = [:]
         var multiRole: Set<ObjectIdentifier> = []
         var spellings = 0
@@ -87,7 +85,7 @@ final class TypeNames: @unchecked Sendable {  // `cache`: under `lock`.
             for registration in registrations ?? [] {
                 let type = ObjectIdentifier(registration.type.type)
                 // A class registered both as itself and as a key is one type.
-                guard files.updateValue(registration.fileIndex, forKey: type) == nil else {
+                guard files.updateValue(registration.file.description, forKey: type) == nil else {
                     multiRole.insert(type)
                     continue
                 }
@@ -100,49 +98,14 @@ final class TypeNames: @unchecked Sendable {  // `cache`: under `lock`.
             }
         }
         let fresh = Cache(generation: generation, qualifiedNames: names, files: files, multiRole: multiRole)
-        lock.withLock {
-            cache = fresh
-            self.spellings += spellings
+        worked.withLock {
+            $0.cache = fresh
+            $0.spellings += spellings
         }
         return fresh
     }
 
-    // MARK: The files that register
-
-    /// The addresses of the files registrations came from, in the order first seen (index 0: none). An
-    /// array of words searched in order, not a dictionary: at launch a process pays for a generic type's
-    /// metadata the first time it uses it, more than the few searches a run of registrations makes.
-    private static let files = LockedState<[UInt]>([0])
-
-    /// The index a registration keeps for the file that registered it (two bytes, where the `#fileID`
-    /// literal's address takes eight; see ``file(at:)``). 0 for a literal without an address (a single
-    /// scalar) and, past 65,535 files, for each new one, whose messages then name no file.
-    @inline(__always)
-    static func fileIndex(of file: StaticString) -> UInt16 {
-        guard file.hasPointerRepresentation else { return 0 }
-        let last = _injection_file_index_last(file.utf8Start)
-        return last >= 0 ? UInt16(truncatingIfNeeded: last) : intern(file.utf8Start)
-    }
-
-    /// ``fileIndex(of:)`` for a file other than the last one: looked up, or added, under the lock.
-    @inline(never)
-    private static func intern(_ file: UnsafePointer<UInt8>) -> UInt16 {
-        let address = UInt(bitPattern: file)
-        let index = files.withLock { files -> UInt16 in
-            if let index = files.firstIndex(of: address) { return UInt16(index) }
-            guard files.count <= Int(UInt16.max) else { return 0 }
-            files.append(address)
-            return UInt16(files.count - 1)
-        }
-        _injection_file_index_remember(file, index)
-        return index
-    }
-
-    /// The file ``fileIndex(of:)`` gave `index` for, as `#fileID` wrote it.
-    static func file(at index: UInt16) -> String {
-        let address = files.withLock { $0[Int(index)] }
-        return UnsafePointer<UInt8>(bitPattern: address).map { String(cString: $0) } ?? "an unnamed file"
-    }
+    // MARK: Spelling
 
     /// Whether `type` is `private` or `fileprivate` (or local), so its name can be written only where it is declared.
     static func isPrivate(_ type: Any.Type) -> Bool {

@@ -6,40 +6,44 @@
 /// worker for the remaining registrations, and parks its own thread for good. The copy is never used
 /// again. Cost: one parked thread (and what it holds) per registration whose factory fails that way;
 /// none when the graph is sound.
-final class Verification: @unchecked Sendable {  // Its state: under `lock`.
-    private let lock = Lock()
-    private var pending: [AnyType] = []
-    private var remaining = 0
-    private var problems: [InjectionError] = []
-    /// Why the build of a key was abandoned (its thread parked), so later resolves fail fast.
-    private var failures: [AnyType: InjectionError] = [:]
-    /// Resolves one type, returning its problem or `nil`. (Not a typed-throws closure: storing one needs
-    /// that function type's metadata, which only the Swift 6.0 runtime, iOS 18 / macOS 15, can make.)
-    private var resolve: (@Sendable (AnyType) -> InjectionError?)?
+final class Verification: Sendable {
+    /// What the run has left and has found.
+    private struct Progress {
+        var pending: [AnyType] = []
+        var remaining = 0
+        var problems: [InjectionError] = []
+        /// Why the build of a key was abandoned (its thread parked), so later resolves fail fast.
+        var failures: [AnyType: InjectionError] = [:]
+        /// Resolves one type, returning its problem or `nil`. (Not a typed-throws closure: storing one needs
+        /// that function type's metadata, which only the Swift 6.0 runtime, iOS 18 / macOS 15, can make.)
+        var resolve: (@Sendable (AnyType) -> InjectionError?)?
+    }
+
+    private let progress = LockedState(Progress())
 
     /// Resolves each of `types` with `resolve` on worker threads; returns every problem found, once each.
     func run(_ types: [AnyType], resolve: @escaping @Sendable (AnyType) -> InjectionError?) -> [InjectionError] {
-        lock.withLock {
-            pending = types.reversed()
-            remaining = types.count
-            self.resolve = resolve
+        progress.withLock {
+            $0.pending = types.reversed()
+            $0.remaining = types.count
+            $0.resolve = resolve
         }
         if !types.isEmpty { startWorker() }
-        return lock.withLock {
-            while remaining > 0 { lock.wait() }
-            self.resolve = nil
-            return Self.distinct(problems)
+        return progress.withLock { progress in
+            while progress.remaining > 0 { self.progress.wait() }
+            progress.resolve = nil
+            return Self.distinct(progress.problems)
         }
     }
 
     /// Why resolving `key` in the copy fails at once, if its build was abandoned.
     func failure(for key: AnyType) -> InjectionError? {
-        lock.withLock { failures.isEmpty ? nil : failures[key] }
+        progress.withLock { $0.failures.isEmpty ? nil : $0.failures[key] }
     }
 
     /// Records that `key`'s build was abandoned with `failure`.
     func fail(_ key: AnyType, with failure: InjectionError) {
-        lock.withLock { failures[key] = failure }
+        progress.withLock { $0.failures[key] = failure }
     }
 
     /// Records `error`, abandons the resolution running `frame` in `container`, and, on a worker, hands the
@@ -51,17 +55,14 @@ final class Verification: @unchecked Sendable {  // Its state: under `lock`.
             finishItem()
             startWorker()
         }
-        // This thread never resumes the factories it runs, so it needs none of their registrations:
-        // let evictions release them instead of collecting on a pin that never ends.
-        _ = ThreadState.current?._withUnsafeGuaranteedRef { $0.unpin() }
         OSThread.park()
     }
 
     private func startWorker() {
         OSThread.detach { [self] in
             Self.workers.withLock { _ = $0.insert(Self.threadIdentity) }
-            while let type = lock.withLock({ pending.popLast() }) {
-                if let error = lock.withLock({ resolve })?(type) { record(error) }
+            while let type = progress.withLock({ $0.pending.popLast() }) {
+                if let error = progress.withLock({ $0.resolve })?(type) { record(error) }
                 finishItem()
             }
             Self.workers.withLock { _ = $0.remove(Self.threadIdentity) }
@@ -70,6 +71,19 @@ final class Verification: @unchecked Sendable {  // Its state: under `lock`.
 
     /// The threads running verifications (a worker that parks stays in it).
     private static let workers = LockedState(Set<ObjectIdentifier>())
+
+    /// The containers being verified.
+    private static let verifying = LockedState(Set<ObjectIdentifier>())
+
+    /// Notes that `container` is being verified; `false` if it already was.
+    static func begin(_ container: InjectionContainer) -> Bool {
+        verifying.withLock { $0.insert(ObjectIdentifier(container)).inserted }
+    }
+
+    /// Notes that the verification of `container` ended.
+    static func end(_ container: InjectionContainer) {
+        _ = verifying.withLock { $0.remove(ObjectIdentifier(container)) }
+    }
 
     /// The calling thread's state, made if needed, stands for the thread.
     private static var threadIdentity: ObjectIdentifier {
@@ -84,13 +98,13 @@ final class Verification: @unchecked Sendable {  // Its state: under `lock`.
     }
 
     private func record(_ error: InjectionError) {
-        lock.withLock { problems.append(error) }
+        progress.withLock { $0.problems.append(error) }
     }
 
     private func finishItem() {
-        lock.withLock {
-            remaining -= 1
-            if remaining == 0 { lock.broadcast() }
+        progress.withLock {
+            $0.remaining -= 1
+            if $0.remaining == 0 { progress.broadcast() }
         }
     }
 

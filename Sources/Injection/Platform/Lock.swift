@@ -2,10 +2,8 @@
 // which declares the same API on every platform, so no Swift file names one.
 import _InjectionPlatform
 
-/// A mutex with a condition variable: the C platform layer's `_injection_lock` (`InjectionLock.h`).
-///
-/// `Synchronization.Mutex` needs iOS 18. This one is a heap block with a fixed address, an
-/// error-checking mutex in debug builds, and every OS return code checked (destroy included).
+/// A mutex with a condition variable (the C layer's `_injection_lock`): `pthread_mutex_t` and
+/// `pthread_cond_t`, error-checking in debug builds.
 final class Lock: @unchecked Sendable {  // Self-synchronised.
     private let lock = _injection_lock_create()
 
@@ -13,80 +11,50 @@ final class Lock: @unchecked Sendable {  // Self-synchronised.
 
     deinit { _injection_lock_destroy(lock) }
 
-    /// Runs `body` while holding the lock. `body` must never call user code.
-    @inline(__always)
     func withLock<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
         _injection_lock_lock(lock)
         defer { _injection_lock_unlock(lock) }
         return try body()
     }
 
-    /// Releases the lock until ``broadcast()``, then takes it again. Call only inside `withLock`.
+    /// Waits on the condition; call with the lock held.
     func wait() { _injection_lock_wait(lock) }
 
-    /// Wakes every thread blocked in ``wait()``.
+    /// Wakes every thread waiting on the condition.
     func broadcast() { _injection_lock_broadcast(lock) }
 }
 
-/// A value reachable only through its lock, as NIO's `NIOLockedValueBox`: nothing reads or writes
-/// `State` without holding the lock, and no "guarded by" comment is needed.
-final class LockedState<State>: @unchecked Sendable {  // `state` is touched only under `lock`.
-    private let lock = Lock()
-    @exclusivity(unchecked) private var state: State
+/// A value reachable only under its lock, in the shape of swift-nio's `NIOLockedValueBox`: the value is a
+/// `ManagedBuffer`'s header, so reading and writing it inside ``withLock(_:)`` pays no run-time
+/// exclusivity check, and nothing can reach it outside.
+struct LockedState<State>: @unchecked Sendable {  // The state is touched only under the lock.
+    private final class Buffer: ManagedBuffer<State, Lock> {
+        deinit { _ = withUnsafeMutablePointerToElements { $0.deinitialize(count: 1) } }
+    }
 
-    init(_ state: State) { self.state = state }
+    private let buffer: Buffer
 
-    /// Runs `body` with the state while holding the lock. `body` must never call user code.
-    @inline(__always)
+    init(_ state: State) {
+        buffer = Buffer.create(minimumCapacity: 1) { _ in state } as! Buffer
+        buffer.withUnsafeMutablePointerToElements { $0.initialize(to: Lock()) }
+    }
+
+    /// Runs `body` on the state, under the lock.
     func withLock<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
-        try lock.withLock { () throws(Failure) -> Result in try body(&state) }
+        try buffer.withUnsafeMutablePointers { (state, lock) throws(Failure) -> Result in
+            try lock.pointee.withLock { () throws(Failure) -> Result in try body(&state.pointee) }
+        }
     }
 
-    /// Releases the lock until ``broadcast()``, then takes it again. Call only inside `withLock`.
-    func wait() { lock.wait() }
+    /// Waits on the lock's condition; call inside ``withLock(_:)``.
+    func wait() { buffer.withUnsafeMutablePointerToElements { $0.pointee.wait() } }
 
-    /// Wakes every thread blocked in ``wait()``.
-    func broadcast() { lock.broadcast() }
-}
-
-/// A one-word lock for short critical sections that never wait: `os_unfair_lock` on Apple platforms;
-/// on Linux one compare-and-swap to take and one exchange to release when uncontended, and otherwise a
-/// short spin, then a kernel wait (`InjectionCacheLock.h`).
-///
-/// Each thread's cache has one, taken by that thread on every cache hit: its word sits alone on its
-/// cache line, so two threads' locks never share one.
-struct WordLock: @unchecked Sendable {  // Self-synchronised.
-    private let word: UnsafeMutablePointer<UInt32>
-
-    /// A lock whose word has a cache line of its own (`padded`), or just a word.
-    init(padded: Bool) {
-        let size = padded ? 128 : MemoryLayout<UInt32>.size
-        word = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: padded ? 128 : 4).bindMemory(to: UInt32.self, capacity: 1)
-        word.initialize(to: 0)
-    }
-
-    /// Frees the lock; call once, when nothing can take it any more.
-    func deallocate() { UnsafeMutableRawPointer(word).deallocate() }
-
-    /// Takes the lock; pair with ``unlock()``.
-    @inline(__always)
-    func lock() { _injection_cache_lock(word) }
-
-    /// Releases the lock taken with ``lock()``.
-    @inline(__always)
-    func unlock() { _injection_cache_unlock(word) }
-
-    @inline(__always)
-    func withLock<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
-        _injection_cache_lock(word)
-        defer { _injection_cache_unlock(word) }
-        return try body()
-    }
+    /// Wakes every thread waiting in ``wait()``.
+    func broadcast() { buffer.withUnsafeMutablePointerToElements { $0.pointee.broadcast() } }
 }
 
 extension UnsafeMutablePointer where Pointee == UInt64 {
-    /// A zeroed word of its own, for the C layer's atomic loads and stores (`_injection_load_u64`): a
-    /// stored property has no address that two threads may use without the runtime's exclusivity checks.
+    /// A word for the C layer's atomic loads and stores (`_injection_load_u64`, `_injection_store_u64`).
     static func atomicWord() -> Self {
         let word = allocate(capacity: 1)
         word.initialize(to: 0)

@@ -19,6 +19,11 @@ struct ChainRegistrar {
     var resolveTop: @Sendable () throws -> Int = { try InjectionManager.resolve(ChainBase.self) }
     /// The readable name of the topmost key registered so far.
     var topName = "ChainBase"
+    /// What each level's factory makes of resolving the level below (given as a closure), for keys
+    /// registered after it is set; `nil`: the level below's value plus one, throwing what that resolve throws.
+    var link: (@Sendable (_ resolveBelow: @Sendable () throws -> Int) throws -> Int)?
+    /// Each level's `postConstruction`, for keys registered after it is set.
+    var postConstruction: (@Sendable (Int) throws -> Void)?
 
     init(container: InjectionContainer, levels: Int, lifetime: InjectionLifetime) {
         self.container = container
@@ -36,7 +41,11 @@ struct ChainRegistrar {
         guard levels > 0 else { return }
         levels -= 1
         let below = resolveTop
-        container.register(Key.self, lifetime: lifetime) { try below() + 1 }
+        if let link {
+            container.register(Key.self, lifetime: lifetime, factory: { try link(below) }, postConstruction: postConstruction)
+        } else {
+            container.register(Key.self, lifetime: lifetime, factory: { try below() + 1 }, postConstruction: postConstruction)
+        }
         resolveTop = { try InjectionManager.resolve(Key.self) }
         topName = String(describing: Key.self)
     }

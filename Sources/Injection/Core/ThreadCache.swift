@@ -1,0 +1,133 @@
+import _InjectionPlatform
+
+/// One thread's cache of what its resolves found, so that the next resolve of the same key needs no
+/// container lock: per container, a table from key to a cached instance's ``Box``, or to a transient's
+/// ``Registration`` (tagged, ``ObjectTable/tag``), whose factory then runs at once.
+///
+/// Each cache has its own lock, which its thread takes for every lookup (uncontended, so its cache line
+/// stays on the thread's core). A container that changes takes the lock of every thread's cache to
+/// evict the keys that changed, under the container's own lock, so no thread reads an instance the
+/// container no longer holds. An eviction visits only the keys the change touched, in the tables of
+/// that container: its cost does not depend on what else the caches hold.
+///
+/// Lock order: a container's lock → the registry's lock → a cache's lock (an eviction); a container's
+/// lock → the building thread's cache lock (an insertion); a container's deinit → the registry's lock →
+/// a cache's lock (``forget(_:into:)``). Evicted objects are handed back, to be released after every
+/// lock is dropped, since releasing can run a `deinit`.
+///
+/// The tables are the header of a `ManagedBuffer` and the lock word its one element: both are reached
+/// only through ``withLock(_:)`` (or a lookup), with no run-time exclusivity check.
+final class ThreadCache: ManagedBuffer<[(container: ObjectIdentifier, table: ObjectTable)], UInt32> {
+    /// What a lookup found: valid until ``endLookup()``.
+    enum Entry {
+        /// A cached instance: copy it out of its box before ``endLookup()``. The box is not retained for
+        /// it: the cache holds it until an eviction, which takes this lock first.
+        case instance(Unmanaged<Box>)
+        /// A transient's registration, retained for the caller.
+        case transient(Registration)
+    }
+
+    /// An empty cache, which evictions reach once it is ``register()``ed.
+    static func make() -> ThreadCache {
+        let cache = create(minimumCapacity: 1) { _ in [] } as! ThreadCache
+        cache.withUnsafeMutablePointerToElements { $0.initialize(to: 0) }
+        return cache
+    }
+
+    private func withLock<Result>(_ body: (inout [(container: ObjectIdentifier, table: ObjectTable)]) -> Result) -> Result {
+        withUnsafeMutablePointers { tables, lock in
+            _injection_cache_lock(lock)
+            defer { _injection_cache_unlock(lock) }
+            return body(&tables.pointee)
+        }
+    }
+
+    /// Takes this cache's lock and returns its entry for `key` of `container`, if any. ``endLookup()``
+    /// must follow: copy what is needed before.
+    func beginLookup(_ key: AnyType, in container: ObjectIdentifier) -> Entry? {
+        withUnsafeMutablePointers { tables, lock in
+            _injection_cache_lock(lock)
+            guard let table = tables.pointee.first(where: { $0.container == container })?.table,
+                  let index = table.find(key.bits) else { return nil }
+            let tagged = table.value(at: index)
+            if tagged & ObjectTable.tag != 0 {
+                return .transient(ObjectTable.object(tagged, as: Registration.self).takeUnretainedValue())
+            }
+            return .instance(ObjectTable.object(tagged, as: Box.self))
+        }
+    }
+
+    /// Ends a ``beginLookup(_:in:)``.
+    func endLookup() {
+        withUnsafeMutablePointerToElements { _injection_cache_unlock($0) }
+    }
+
+    /// Caches `object` for `key` of `container`: a cached instance's box, or a transient's registration.
+    /// Call under the container's lock; release what it returns (a replaced entry) after unlocking.
+    func insert(_ object: AnyObject, for key: AnyType, in container: ObjectIdentifier) -> AnyObject? {
+        let isTransient = object is Registration
+        let tagged = UInt(bitPattern: Unmanaged.passRetained(object).toOpaque()) | (isTransient ? ObjectTable.tag : 0)
+        return withLock { tables -> AnyObject? in
+            let index = tables.firstIndex { $0.container == container } ?? {
+                tables.append((container, .make(capacity: 16)))
+                return tables.count - 1
+            }()
+            if tables[index].table.isFull(adding: 1) { tables[index].table = tables[index].table.grown() }
+            return tables[index].table.insert(key.bits, tagged).map { ObjectTable.object($0).takeRetainedValue() }
+        }
+    }
+
+    // MARK: - Every thread's cache
+
+    private static let registry = LockedState<[ObjectIdentifier: ThreadCache]>([:])
+
+    /// Makes this cache one that evictions reach.
+    func register() { Self.registry.withLock { $0[ObjectIdentifier(self)] = self } }
+
+    /// Takes this cache out of the registry: its thread exited. Release it after the call.
+    func unregister() { Self.registry.withLock { $0[ObjectIdentifier(self)] = nil } }
+
+    /// Removes `keys` of `container` from every thread's cache, adding what they held to `released`, to
+    /// release once all locks are dropped. Call under the container's lock.
+    static func evict(_ keys: [AnyType], of container: ObjectIdentifier, into released: inout [AnyObject]) {
+        guard !keys.isEmpty else { return }
+        forEachTable(of: container) { tables, index in
+            for key in keys {
+                if let removed = tables[index].table.remove(key.bits) { released.append(ObjectTable.object(removed).takeRetainedValue()) }
+            }
+        }
+    }
+
+    /// Drops every thread's table of `container`, which is being deinitialized (a new container may reuse
+    /// its address), adding what they held to `released`, to release once all locks are dropped.
+    static func forget(_ container: ObjectIdentifier, into released: inout [AnyObject]) {
+        forEachTable(of: container) { tables, index in
+            let table = tables.remove(at: index).table
+            table.takeAll { released.append(ObjectTable.object($0).takeRetainedValue()) }
+        }
+    }
+
+    /// Calls `body` with the tables of each registered cache that has one for `container`, and its index,
+    /// under the registry's lock and that cache's lock.
+    private static func forEachTable(of container: ObjectIdentifier, _ body: (inout [(container: ObjectIdentifier, table: ObjectTable)], Int) -> Void) {
+        registry.withLock { registry in
+            for cache in registry.values {
+                cache.withLock { tables in
+                    if let index = tables.firstIndex(where: { $0.container == container }) { body(&tables, index) }
+                }
+            }
+        }
+    }
+
+    /// How many registered caches hold an entry for `key` of `container` (a test probe).
+    static func threadsCaching(_ key: AnyType, of container: ObjectIdentifier) -> Int {
+        registry.withLock { registry in
+            registry.values.filter { cache in
+                cache.withLock { $0.first { $0.container == container }?.table.find(key.bits) != nil }
+            }.count
+        }
+    }
+
+    /// How many caches are registered: one per live thread that resolved (a test probe).
+    static var registeredCount: Int { registry.withLock { $0.count } }
+}
