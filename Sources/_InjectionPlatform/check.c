@@ -5,8 +5,7 @@
 
 void _injection_check(int result, const char *call) {
     if (result == 0) return;
-    fprintf(stderr, "Injection: %s failed with error %d; this is a bug in Injection or memory corruption.\n",
-            call, result);
+    fprintf(stderr, "Injection: %s failed with error %d; this is a bug in Injection or memory corruption.\n", call, result);
     abort();
 }
 

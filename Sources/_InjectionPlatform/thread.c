@@ -3,10 +3,8 @@
 #endif
 #include "InjectionThread.h"
 #include "check.h"
-#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdlib.h>
 
 // MARK: The per-thread state slot
 //
@@ -32,16 +30,13 @@ uintptr_t _injection_thread_state_key_plus_one = 0;
 __thread void *_injection_thread_state_word = NULL;
 #endif
 
-/// Publishes `state` (NULL: none) where `_injection_thread_state` reads it.
-static void publish(void *state) {
-#if defined(__APPLE__)
-    _injection_check(pthread_setspecific(key, state ? state : EXITED), "pthread_setspecific");
-#else
-    _injection_thread_state_word = state;
+// Releases a thread's state through the Swift destructor; instrumented, unlike `on_thread_exit` below.
+__attribute__((noinline)) static void release_state(void *state) {
+#if !defined(__APPLE__)
+    _injection_thread_state_word = NULL;
 #endif
+    atomic_load_explicit(&state_destructor, memory_order_acquire)(state);
 }
-
-__attribute__((noinline)) static void release_state(void *state);
 
 // Runs in every round of destructors, the last included, after which sanitizers (ThreadSanitizer's own
 // key destructor runs in the last round) have torn down their per-thread state: instrumented code must
@@ -57,13 +52,6 @@ static void on_thread_exit(void *value) {
     if (result != 0) _injection_check(result, "pthread_setspecific");
     if (value == EXITED) return;  // A later round of destructors: keep the mark, nothing to release.
     release_state(value);
-}
-
-static void release_state(void *state) {
-#if !defined(__APPLE__)
-    _injection_thread_state_word = NULL;
-#endif
-    atomic_load_explicit(&state_destructor, memory_order_acquire)(state);
 }
 
 static void create_key(void) {
@@ -85,34 +73,22 @@ _Bool _injection_thread_state_adopt(void *state, _injection_thread_state_destruc
 }
 
 void _injection_thread_state_lend(void *state) {
-    publish(state);
+#if defined(__APPLE__)
+    _injection_check(pthread_setspecific(key, state ? state : EXITED), "pthread_setspecific");
+#else
+    _injection_thread_state_word = state;
+#endif
 }
 
 // MARK: Starting threads
 
-struct start {
-    _injection_thread_body body;
-    void *context;
-};
-
-static void *run(void *argument) {
-    struct start start = *(struct start *)argument;
-    free(argument);
-    start.body(start.context);
-    return NULL;
-}
-
 void _injection_thread_start(_injection_thread_body body, void *context, size_t stack_size) {
-    struct start *start = malloc(sizeof *start);
-    if (start == NULL) _injection_check(ENOMEM, "malloc");
-    start->body = body;
-    start->context = context;
     pthread_attr_t attributes;
     _injection_check(pthread_attr_init(&attributes), "pthread_attr_init");
     _injection_check(pthread_attr_setstacksize(&attributes, stack_size), "pthread_attr_setstacksize");
     _injection_check(pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED), "pthread_attr_setdetachstate");
     pthread_t thread;
-    _injection_check(pthread_create(&thread, &attributes, run, start), "pthread_create");
+    _injection_check(pthread_create(&thread, &attributes, body, context), "pthread_create");
     _injection_check(pthread_attr_destroy(&attributes), "pthread_attr_destroy");
 }
 

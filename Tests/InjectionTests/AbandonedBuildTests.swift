@@ -3,6 +3,8 @@ import Foundation
 import Testing
 
 // Waiters of a build that a reset abandons: they rebuild in the new scope at once, tasks as well as threads.
+// However a build ends (it finishes or fails, a reset, a re-registration, an unregistration or `removeAll`
+// abandons it), every thread and task waiting for it is woken.
 
 private final class Slow: Sendable {}
 
@@ -13,6 +15,21 @@ private final class Slot<Value: Sendable>: @unchecked Sendable {  // Its state: 
 
     func set(_ value: Value?) { lock.withLock { stored = value } }
     var value: Value? { lock.withLock { stored } }
+}
+
+/// How a build that threads and tasks wait for ends.
+enum BuildEnd: String, CaseIterable, Sendable {
+    case finishes, fails, reset, reregistered, unregistered, removeAll
+}
+
+private struct FirstRunFails: Error {}
+private final class NumberedSlow: Sendable {
+    let run: Int
+    init(run: Int) { self.run = run }
+}
+private final class Held: Sendable {
+    let run: Int
+    init(run: Int) { self.run = run }
 }
 
 @Suite("Abandoned builds")
@@ -80,5 +97,124 @@ struct AbandonedBuildTests {
         let current = try container.resolve(Session.self)
         #expect(current.serial == 2)
         #expect(serial.value == 2)
+    }
+
+    @Test("threads and tasks waiting for a build are all woken however the build ends", arguments: BuildEnd.allCases)
+    func waitersAreWokenHoweverTheBuildEnds(end: BuildEnd) async throws {
+        let container = InjectionContainer()
+        let runs = Counter(), started = Latch(), release = Latch()
+        let register = {
+            _ = container.register(NumberedSlow.self) {
+                let run = runs.increment()
+                if run == 1 {
+                    started.open()
+                    // A safety net only: the test opens `release` itself. The cooperative pool, which the
+                    // waiting tasks and this test's body need, may be held by other tests' blocking waits
+                    // for many seconds under load; the build must not end before every waiter is counted.
+                    _ = release.wait(seconds: 600)
+                    if end == .fails { throw FirstRunFails() }
+                }
+                return NumberedSlow(run: run)
+            }
+        }
+        register()
+        let builderDone = Latch()
+        onThread {
+            _ = try? container.resolve(NumberedSlow.self)
+            builderDone.open()
+        }
+        #expect(started.wait())
+        let threadsDone = Counter()
+        let threadResults = Collector<Result<Int, InjectionError>>()
+        for _ in 0..<3 {
+            onThread {
+                do throws(InjectionError) {
+                    threadResults.append(.success(try container.resolve(NumberedSlow.self).run))
+                } catch {
+                    threadResults.append(.failure(error))
+                }
+                threadsDone.increment()
+            }
+        }
+        let tasks = (0..<3).map { _ in
+            Task.detached { () -> Result<Int, InjectionError> in
+                do throws(InjectionError) { return .success(try await container.resolveAsync(NumberedSlow.self).run) } catch { return .failure(error) }
+            }
+        }
+        // Every task suspended in the build's waiters (at least one thread waits too). The tasks need the
+        // cooperative pool, which other tests' blocking waits may hold for a minute (seen under
+        // ThreadSanitizer with the machine loaded).
+        await poll { InjectionProbe.asyncWaiterCount(for: NumberedSlow.self, in: container) >= 3 }
+        #expect(InjectionProbe.asyncWaiterCount(for: NumberedSlow.self, in: container) == 3, "the tasks never waited (\(end))")
+        #expect(InjectionProbe.buildHasWaiters(for: NumberedSlow.self, in: container))
+        switch end {
+        case .finishes, .fails: release.open()
+        case .reset: container.resetCurrentContainer()
+        case .reregistered: register()
+        case .unregistered: container.unregister(NumberedSlow.self)
+        case .removeAll: container.removeAll()
+        }
+        // Every waiter returns, while the build itself may still be blocked (reset, re-registration...).
+        let threadsWoke = threadsDone.wait(atLeast: 3)
+        #expect(threadsWoke, "a thread waiting for the build was never woken (\(end))")
+        if !threadsWoke {
+            release.open()
+            return
+        }
+        // Never await a task unbounded: a waiter nobody resumes would hang the test run, not fail it.
+        let tasksDone = AsyncGate()
+        let collected = Collector<Result<Int, InjectionError>>()
+        Task {
+            for task in tasks { collected.append(await task.value) }
+            tasksDone.open()
+        }
+        let timer = tasksDone.opens()  // A deadline, not a pause: it ends the wait only if a task is never woken.
+        await tasksDone.wait()
+        timer.cancel()
+        let taskResults = collected.values
+        #expect(taskResults.count == 3, "a task waiting for the build was never woken (\(end))")
+        release.open()
+        #expect(builderDone.wait())
+        for result in threadResults.values + taskResults {
+            switch (end, result) {
+            case (.unregistered, .failure(let error)), (.removeAll, .failure(let error)):
+                #expect(error.kind == .notRegistered)
+            case (.finishes, .success(let run)):
+                #expect(run == 1, "waiters share the build they waited for")
+            case (.fails, .success(let run)), (.reset, .success(let run)), (.reregistered, .success(let run)):
+                #expect(run == 2, "waiters of an abandoned or failed build share one rebuild")
+            default:
+                Issue.record("unexpected \(result) after \(end)")
+            }
+        }
+    }
+
+    @Test("a .weak instance that died is built again while another thread waits, and a registration replaces it mid-build")
+    func weakRebuildWithWaiterAndReplacement() throws {
+        let container = InjectionContainer()
+        let entered = Gate(), release = Gate()
+        let runs = Counter()
+        container.register(Held.self, lifetime: .weak) {
+            let run = runs.increment()
+            if run == 2 {
+                entered.open()
+                release.wait()
+            }
+            return Held(run: run)
+        }
+        #expect(try container.resolve(Held.self).run == 1)  // Held weakly, then gone.
+        let results = Collector<Int>()
+        onThread { results.append((try? container.resolve(Held.self))?.run ?? -1) }
+        #expect(entered.wait())
+        onThread { results.append((try? container.resolve(Held.self))?.run ?? -1) }
+        #expect(waitUntil { InjectionProbe.buildHasWaiters(for: Held.self, in: container) })
+        container.register(Held.self, lifetime: .weak) { Held(run: 100 + runs.increment()) }
+        release.open()
+        #expect(waitUntil { results.values.count == 2 })
+        #expect(results.values.contains(2), "the build that was replaced still returns its value to its own resolve")
+        #expect(results.values.allSatisfy { $0 > 0 })
+        let held = try container.resolve(Held.self)
+        #expect(held.run > 100, "the new registration builds")
+        #expect(try container.resolve(Held.self) === held)
     }
 }

@@ -285,6 +285,8 @@ private final class Reported: @unchecked Sendable {
     var value: String { lock.withLock { text } }
 }
 
+private final class NeverRegistered: Sendable {}
+
 @Suite("Cycle detection: tasks that outlive the factory that started them")
 struct OutlivingTaskCycleTests {
     // A task started inside a factory inherits its chain, so that resolving the type under construction
@@ -356,5 +358,59 @@ struct OutlivingTaskCycleTests {
         // On a thread of the test's own: the factory blocks it until the task, on the tasks' pool, is done.
         #expect(await onOwnThread { try? container.resolve(SyncRefresher.self) }?.serial == 1)
         #expect(result.value.hasPrefix("Injection: dependency cycle: SyncRefresher → SyncRefresher."), "\(result.value)")
+    }
+
+    /// Transients 40 deep, served from the thread cache (deeper than the 32 frames a thread keeps in place),
+    /// each starting a task under `withContainer`, which inherits the chain; the tasks run only after every
+    /// factory returned and the thread resolved other chains. Each task then sees no chain: its type is no
+    /// cycle, and an error names only what it asked for.
+    @Test("tasks started 40 deep in a chain of cached transients resolve after the chain is gone: no cycle, no stale chain")
+    func tasksOutliveDeepChainOfCachedTransients() async throws {
+        let depth = 40
+        let container = InjectionContainer()
+        let gate = AsyncGate()
+        let results = Collector<String>()
+        let tasks = Collector<Task<Void, Never>>()
+        let live = LiveTokens(), registrations = LiveTokens()
+        let spawn = AtomicWord(0)
+        func link<T: STKeyed>(_: T.Type, level: Int) {
+            let token = CountedToken(level, serial: 0, live: registrations)
+            container.register(T.self, lifetime: .transient) { [unowned container] in
+                if level + 1 < depth { let next: any STKeyed.Type = stKeys[level + 1]; _ = try stResolve(next, in: container) }
+                if spawn.value == 1 {
+                    InjectionManager.withContainer(container) {
+                        tasks.append(Task {
+                            await gate.wait()
+                            // The type whose factory started this task, long returned: no cycle.
+                            let own: any STKeyed.Type = stKeys[level]
+                            if (try? stResolve(own, in: container)) == nil { results.append("level \(level): own type failed") }
+                            do {
+                                _ = try container.resolve(NeverRegistered.self)
+                                results.append("level \(level): resolved an unregistered type")
+                            } catch {
+                                let error = error as! InjectionError
+                                if error.chain.count != 1 { results.append("level \(level): stale chain \(error.chain)") }
+                            }
+                        })
+                    }
+                }
+                return T(token: CountedToken(token.index, serial: 0, live: live))
+            }
+        }
+        for level in 0..<depth { link(stKeys[level], level: level) }
+        await onOwnThread {
+            for _ in 0..<3 { _ = try? stResolve(stKeys[0], in: container) }  // Every link cached.
+            spawn.value = 1
+            _ = try? stResolve(stKeys[0], in: container)
+            spawn.value = 0
+            // Other chains, on the same thread.
+            for start in stride(from: 0, to: depth, by: 5) { _ = try? stResolve(stKeys[start], in: container) }
+        }
+        #expect(tasks.values.count == depth)
+        gate.open()
+        for task in tasks.values { await task.value }
+        #expect(results.values.isEmpty, "\(results.values.prefix(5))")
+        #expect(live.alive == 0)
+        _ = container
     }
 }

@@ -4,8 +4,8 @@ import InjectionTesting
 import Testing
 
 // What a reset, an unregister or a re-registration evicts, and who is told: every evicted instance is
-// told once (`dispose()`), outside the lock, so it may use the container; singletons are kept, and a
-// supplied instance stays its owner's.
+// told once (`dispose()`), by its own class, outside the lock, so it may use the container; singletons are
+// kept, and a supplied instance stays its owner's.
 
 private final class Socket: InjectionDisposable, @unchecked Sendable {
     let disposals: Counter
@@ -30,10 +30,10 @@ private final class ClassFailure: Error, InjectionDisposable, @unchecked Sendabl
     init(disposals: Counter) { self.disposals = disposals }
     func dispose() { disposals.increment() }
 }
-private final class PinScoped: Sendable {}
+private final class SessionScoped: Sendable {}
 private final class WeakThing: Sendable {}
 private final class AsyncThing: Sendable {}
-private final class PinDisposable: InjectionDisposable, @unchecked Sendable {
+private final class SessionDisposable: InjectionDisposable, @unchecked Sendable {
     let disposals: Counter
     init(disposals: Counter) { self.disposals = disposals }
     func dispose() { disposals.increment() }
@@ -72,64 +72,55 @@ private final class ResettingDisposable: InjectionDisposable, @unchecked Sendabl
     }
 }
 
-/// A class per pair of types: `Paired<A, B>` and `KeptPaired<A, B>` make thousands of classes at run time.
-private final class Paired<A, B>: Connection, InjectionDisposable {
+private struct Refused: Error {}
+
+/// Classes whose instances one registration hands out in turn: the disposable answer is per class.
+private class DisposableBase: InjectionDisposable, @unchecked Sendable {
     let disposals: Counter
-    init(disposals: Counter) { self.disposals = disposals }
+    init(_ disposals: Counter) { self.disposals = disposals }
     func dispose() { disposals.increment() }
 }
-private final class KeptPaired<A, B>: Connection {}
+private final class DisposableSub: DisposableBase, @unchecked Sendable {}
+private final class PlainObject: Sendable {}
+private final class GenericDisposable<T>: InjectionDisposable, @unchecked Sendable {
+    let disposals: Counter
+    init(_ disposals: Counter) { self.disposals = disposals }
+    func dispose() { disposals.increment() }
+}
+/// Disposable only as `ConditionalDisposable<Int>`.
+private final class ConditionalDisposable<T>: @unchecked Sendable {
+    let disposals: Counter
+    init(_ disposals: Counter) { self.disposals = disposals }
+}
+extension ConditionalDisposable: InjectionDisposable where T == Int {
+    func dispose() { disposals.increment() }
+}
+private final class DisposableFailure: Error, InjectionDisposable, @unchecked Sendable {
+    let disposals: Counter
+    init(_ disposals: Counter) { self.disposals = disposals }
+    func dispose() { disposals.increment() }
+}
+private enum AlternatingKey: InjectionKey { typealias Value = AnyObject }
+private enum OptionalDisposableKey: InjectionKey { typealias Value = DisposableBase? }
+private enum ErrorKey: InjectionKey { typealias Value = any Error }
 
-/// `Paired<A, B>` (disposable) or `KeptPaired<A, B>`, made with `disposals`, for the types `a` and `b`.
-private func pairedMaker(_ a: Any.Type, _ b: Any.Type, disposable: Bool, disposals: Counter) -> @Sendable () -> any Connection {
-    func first<A>(_: A.Type) -> @Sendable () -> any Connection {
-        func second<B>(_: B.Type) -> @Sendable () -> any Connection {
-            if disposable { return { Paired<A, B>(disposals: disposals) } }
-            return { KeptPaired<A, B>() }
-        }
-        return _openExistential(b, do: second)
-    }
-    return _openExistential(a, do: first)
+/// A key type per `T`: `ChurnKey<[[Int]]>` and the like, as many keys as the test wants.
+private enum ChurnKey<T>: InjectionKey { typealias Value = DisposableBase }
+
+/// Calls `body` with `ChurnKey<[...[Int]...]>` for `depth` arrays, through a generic function that
+/// registers or resolves that key.
+private protocol ChurnVisitor { func visit<Key: InjectionKey>(_ key: Key.Type) where Key.Value == DisposableBase }
+private func withChurnKey<T>(_: T.Type, depth: Int, _ visitor: some ChurnVisitor) {
+    if depth > 0 { return withChurnKey([T].self, depth: depth - 1, visitor) }
+    visitor.visit(ChurnKey<T>.self)
 }
 
 @Suite("Eviction and disposal")
 struct EvictionTests {
-    @Test("each evicted instance is told by its own class among thousands of classes, whose remembered answers displace one another")
-    func disposalAnswersForThousandsOfClasses() throws {
-        // Whether a class is disposable is remembered per class, process-wide, in a table of 8,192 words:
-        // fewer than the classes asked about here, so answers displace one another. A displaced answer is
-        // asked again, never taken from another class.
-        var types: [Any.Type] = [Int.self, String.self, Double.self, Bool.self, Int8.self, Int16.self, Int32.self, Int64.self]
-        types += [UInt.self, UInt8.self, UInt16.self, UInt32.self, UInt64.self, Float.self, Character.self, Unicode.Scalar.self] as [Any.Type]
-        types += [[Int].self, [String].self, Set<Int>.self, [Int: Int].self, Int?.self, String?.self, Substring.self, Void.self] as [Any.Type]
-        types += [[Bool].self, Bool?.self, Double?.self, [Double].self, [UInt8].self, UInt8?.self, [Float].self, Float?.self] as [Any.Type]
-        for index in 0..<64 { types.append(type(of: pairedMaker(types[index % 32], types[index / 2], disposable: false, disposals: Counter())())) }
-        let disposals = Counter()
-        var makers: [@Sendable () -> any Connection] = []
-        for a in types {
-            for b in types { makers.append(pairedMaker(a, b, disposable: makers.count % 3 != 0, disposals: disposals)) }
-        }
-        #expect(makers.count == 9_216)
-        let allMakers = makers, next = Counter()
-        let container = InjectionContainer()
-        container.register((any Connection).self) { allMakers[(next.increment() - 1) % allMakers.count]() }
-        var expected = 0
-        for round in 0..<(3 * makers.count) {
-            let connection = try container.resolve((any Connection).self)
-            if connection is any InjectionDisposable { expected += 1 }
-            container.resetCurrentContainer()
-            guard disposals.value == expected else {
-                Issue.record("instance \(round), a \(type(of: connection)): told \(disposals.value) times in all, not \(expected)")
-                break
-            }
-        }
-        #expect(expected == 3 * 6_144)
-    }
-
     @Test("an optional registration's disposable instance is told even after a non-disposable one of the same registration")
     func optionalInstancesAreToldByTheirOwnType() throws {
-        // Whether to call dispose() is remembered per dynamic type; an Optional's own type is the same
-        // whichever class it wraps, so the answer must be asked of the wrapped instance.
+        // An Optional's own type is the same whichever class it wraps: whether to call dispose() is a
+        // question for the wrapped instance.
         let container = InjectionContainer()
         let disposals = Counter()
         let builds = Counter()
@@ -146,9 +137,8 @@ struct EvictionTests {
 
     @Test("every reset tells and releases each instance by its own class: a class, and a class existential whose class alternates", arguments: [false, true])
     func resetsTellAndReleaseEachInstance(existential: Bool) throws {
-        // From the second eviction on, a registration whose cached value is a class instance or a class
-        // existential moves the object out of its slot without a copy: it must still be released once,
-        // and told by its own class (not by the class of the instance evicted before it).
+        // Each evicted instance is released once, and told by its own class (not by the class of the
+        // instance evicted before it).
         final class Watch { weak var object: AnyObject? }
         let container = InjectionContainer()
         let disposals = Counter(), builds = Counter()
@@ -239,50 +229,50 @@ struct EvictionTests {
     func resetSeesEverything() async throws {
         let container = InjectionContainer()
         let disposals = Counter()
-        container.register(PinScoped.self) { PinScoped() }
+        container.register(SessionScoped.self) { SessionScoped() }
         container.register(WeakThing.self, lifetime: .weak) { WeakThing() }
         container.register(AsyncThing.self) { () async -> AsyncThing in AsyncThing() }
-        container.register(PinDisposable.self) { PinDisposable(disposals: disposals) }
+        container.register(SessionDisposable.self) { SessionDisposable(disposals: disposals) }
 
-        let scoped = try container.resolve(PinScoped.self)
-        _ = try container.resolve(PinScoped.self)  // Now in this thread's cache too.
+        let scoped = try container.resolve(SessionScoped.self)
+        _ = try container.resolve(SessionScoped.self)  // Now in this thread's cache too.
         let weak = try container.resolve(WeakThing.self)
         try await container.prepare(AsyncThing.self)
         let asyncBuilt = try container.resolve(AsyncThing.self)
-        let disposable = try container.resolve(PinDisposable.self)
+        let disposable = try container.resolve(SessionDisposable.self)
         container.resetCurrentContainer()
-        #expect(try container.resolve(PinScoped.self) !== scoped)
+        #expect(try container.resolve(SessionScoped.self) !== scoped)
         #expect(try container.resolve(WeakThing.self) !== weak)
         #expect(await (try container.resolveAsync(AsyncThing.self)) !== asyncBuilt)
-        #expect(try container.resolve(PinDisposable.self) !== disposable)
+        #expect(try container.resolve(SessionDisposable.self) !== disposable)
         #expect(disposals.value == 1)
 
         // A transaction that re-registers a resolved type: the old instance is disposed exactly once.
-        let beforeTransaction = try container.resolve(PinDisposable.self)
+        let beforeTransaction = try container.resolve(SessionDisposable.self)
         container.resetCurrentContainer {
-            container.register(PinDisposable.self) { PinDisposable(disposals: disposals) }
+            container.register(SessionDisposable.self) { SessionDisposable(disposals: disposals) }
         }
         #expect(disposals.value == 2)
-        let afterTransaction = try container.resolve(PinDisposable.self)
+        let afterTransaction = try container.resolve(SessionDisposable.self)
         #expect(afterTransaction !== beforeTransaction)
-        container.unregister(PinDisposable.self)
+        container.unregister(SessionDisposable.self)
         #expect(disposals.value == 3)
         container.resetCurrentContainer()
-        #expect(disposals.value == 3, "a removed slot still listed must not be disposed again")
+        #expect(disposals.value == 3, "an unregistered instance must not be told again by the next reset")
 
-        // A copy lists its own slots.
+        // A copy evicts its own instances.
         let copy = InjectionContainer(copying: container)
-        let inCopy = try copy.resolve(PinScoped.self)
-        _ = try copy.resolve(PinScoped.self)
+        let inCopy = try copy.resolve(SessionScoped.self)
+        _ = try copy.resolve(SessionScoped.self)
         copy.resetCurrentContainer()
-        #expect(try copy.resolve(PinScoped.self) !== inCopy)
+        #expect(try copy.resolve(SessionScoped.self) !== inCopy)
 
         // verify() leaves this container's scope alone, and a reset after it still evicts.
-        let beforeVerify = try container.resolve(PinScoped.self)
+        let beforeVerify = try container.resolve(SessionScoped.self)
         try container.verify()
-        #expect(try container.resolve(PinScoped.self) === beforeVerify)
+        #expect(try container.resolve(SessionScoped.self) === beforeVerify)
         container.resetCurrentContainer()
-        #expect(try container.resolve(PinScoped.self) !== beforeVerify)
+        #expect(try container.resolve(SessionScoped.self) !== beforeVerify)
     }
 
     @Test("dispose() runs at most once per instance, and does not deadlock resetting its own container, while threads race resets, unregisters and re-registrations; never for a supplied or .weak instance")
@@ -318,5 +308,158 @@ struct EvictionTests {
         #expect(disposals.value > 0 && disposals.value <= built.value)  // Builds that lost their scope are never cached.
         #expect(supplied.value == 0)
         #expect(weak.value == 0)
+    }
+
+    // MARK: Each instance told by its own class
+
+    /// One registration whose instances alternate between classes: disposable ones (a subclass of a
+    /// disposable class, a generic one, a conditional conformance that holds) and others (a plain class, a
+    /// conditional conformance that does not hold). Each eviction tells exactly the disposable ones, once.
+    @Test("dispose() reaches exactly the disposable instances when one registration's classes alternate")
+    func disposableAnswersPerClassWhenClassesAlternate() {
+        let container = InjectionContainer()
+        let disposals = Counter()
+        let serial = Counter()
+        container.register(AlternatingKey.self) {
+            let next = serial.increment() - 1
+            switch next % 6 {
+            case 0: return DisposableSub(disposals)
+            case 1: return PlainObject()
+            case 2: return GenericDisposable<Int>(disposals)
+            case 3: return ConditionalDisposable<String>(disposals)
+            case 4: return ConditionalDisposable<Int>(disposals)
+            default: return DisposableBase(disposals)
+            }
+        }
+        var expected = 0
+        for round in 0..<120 {
+            _ = try? container.resolve(AlternatingKey.self)
+            container.resetCurrentContainer()
+            if [0, 2, 4, 5].contains(round % 6) { expected += 1 }
+            if disposals.value != expected {
+                Issue.record("round \(round): \(disposals.value) disposals, not \(expected)")
+                return
+            }
+        }
+    }
+
+    /// An `Optional` and an `any Error` holding a disposable class instance are told, through a reset, an
+    /// unregister and a re-registration; a `nil` is never cached, so never told.
+    @Test("dispose() reaches a disposable instance inside an Optional or an any Error")
+    func disposableInsideOptionalAndError() throws {
+        let container = InjectionContainer()
+        let disposals = Counter()
+        let serial = Counter()
+        container.register(OptionalDisposableKey.self) {
+            let next = serial.increment() - 1
+            return next % 3 == 2 ? nil : (next % 3 == 0 ? DisposableSub(disposals) : DisposableBase(disposals))
+        }
+        container.register(ErrorKey.self) { DisposableFailure(disposals) }
+        var expected = 0
+        for round in 0..<30 {
+            let optional = try container.resolve(OptionalDisposableKey.self)
+            _ = try container.resolve(ErrorKey.self)
+            if optional != nil { expected += 1 }
+            expected += 1
+            switch round % 3 {
+            case 0: container.resetCurrentContainer()
+            case 1:
+                container.unregister(ErrorKey.self)
+                container.register(ErrorKey.self) { DisposableFailure(disposals) }
+                if optional != nil { container.resetCurrentContainer() }
+            default:
+                container.register(OptionalDisposableKey.self) {
+                    let next = serial.increment() - 1
+                    return next % 3 == 2 ? nil : (next % 3 == 0 ? DisposableSub(disposals) : DisposableBase(disposals))
+                }
+                container.resetCurrentContainer()
+            }
+            #expect(disposals.value == expected, "round \(round)")
+            if disposals.value != expected { return }
+        }
+    }
+
+    /// Resolves of alternating classes race resets on other threads: no instance is told twice, and after
+    /// the race each one cached then is told once by the last reset.
+    @Test("alternating disposable classes under resets racing resolves: none told twice")
+    func alternatingDisposablesUnderRacingResets() {
+        final class Told: DisposableBase, @unchecked Sendable {
+            let times = AtomicWord(0)
+            override func dispose() {
+                super.dispose()
+                times.value += 1  // One thread tells it, if the container is right.
+            }
+        }
+        let container = InjectionContainer()
+        let disposals = Counter()
+        let made = Collector<AnyObject>()
+        let serial = Counter()
+        container.register(AlternatingKey.self) {
+            let next = serial.increment() - 1
+            let object: AnyObject = next % 2 == 0 ? Told(disposals) : PlainObject()
+            made.append(object)
+            return object
+        }
+        let finished = runOnThreads(3) { thread in
+            for _ in 0..<300 {
+                if thread == 0 { container.resetCurrentContainer() } else { _ = try? container.resolve(AlternatingKey.self) }
+            }
+        }
+        #expect(finished)
+        container.resetCurrentContainer()
+        let told = made.values.compactMap { $0 as? Told }
+        #expect(told.allSatisfy { $0.times.value <= 1 }, "an instance was told more than once")
+        #expect(disposals.value == told.reduce(0) { $0 + $1.times.value })
+    }
+
+    // MARK: Many keys
+
+    /// Many scoped keys cached, a third of them replaced before each reset (in an order that changes from
+    /// round to round), some failing their first `postConstruction`: every cached instance is told once (at
+    /// its replacement or at the reset), a failed one never, and a reset after it leaves nothing behind.
+    @Test("many keys, some replaced and some failing postConstruction between resets: every cached instance is told exactly once")
+    func everyInstanceOfManyKeysToldOnce() throws {
+        struct Register: ChurnVisitor {
+            let container: InjectionContainer, disposals: Counter, failing: Bool
+            func visit<Key: InjectionKey>(_ key: Key.Type) where Key.Value == DisposableBase {
+                let failing = failing, disposals = disposals
+                let attempts = AtomicWord(0)
+                container.register(key) { DisposableBase(disposals) } postConstruction: { _ in
+                    // A failing key fails its first build, then succeeds.
+                    let attempt = attempts.value
+                    attempts.value = attempt + 1
+                    if failing && attempt == 0 { throw Refused() }
+                }
+            }
+        }
+        struct Resolve: ChurnVisitor {
+            let container: InjectionContainer, resolved: Collector<DisposableBase>
+            func visit<Key: InjectionKey>(_ key: Key.Type) where Key.Value == DisposableBase {
+                if let value = try? container.resolve(key) { resolved.append(value) }
+            }
+        }
+        let container = InjectionContainer()
+        let disposals = Counter()
+        let keys = 48
+        for depth in 0..<keys { withChurnKey(Int.self, depth: depth, Register(container: container, disposals: disposals, failing: depth % 5 == 0)) }
+        var expected = 0
+        for round in 0..<6 {
+            let resolved = Collector<DisposableBase>()
+            for depth in 0..<keys { withChurnKey(Int.self, depth: depth, Resolve(container: container, resolved: resolved)) }
+            // A failing key's first build failed: it is built again, and that one is cached.
+            for depth in 0..<keys where depth % 5 == 0 { withChurnKey(Int.self, depth: depth, Resolve(container: container, resolved: resolved)) }
+            let cached = Set(resolved.values.map(ObjectIdentifier.init))
+            #expect(cached.count == keys, "round \(round): \(cached.count) instances cached")
+            // Replace a third of the keys, a different third each round.
+            for depth in stride(from: round % 3, to: keys, by: 3).reversed() {
+                withChurnKey(Int.self, depth: depth, Register(container: container, disposals: disposals, failing: false))
+            }
+            container.resetCurrentContainer()
+            expected += keys
+            #expect(disposals.value == expected, "round \(round): \(disposals.value) disposals, not \(expected)")
+            if disposals.value != expected { return }
+        }
+        container.resetCurrentContainer()
+        #expect(disposals.value == expected, "a reset after an empty scope told someone")
     }
 }

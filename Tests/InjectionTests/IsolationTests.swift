@@ -4,7 +4,9 @@ import Testing
 
 // Isolation is per task: a container bound with `withContainer` is what `InjectionManager` acts on in that
 // task and its child tasks, however many tasks do the same at once; work sent outside structured
-// concurrency sees the process-wide container, and a factory resolves from the container running it.
+// concurrency sees the process-wide container, and a factory resolves from the container running it. A copy
+// of a container (what `.isolatedInjection` makes) and its original never see each other's changes, however
+// many threads change both.
 
 private final class MockAPI: API {
     let name: String
@@ -187,5 +189,102 @@ struct IsolationTests {
             }
         }
         #expect(wrong.values.isEmpty, "\(wrong.values.prefix(3))")
+    }
+
+    /// A container with 3000 registrations, copied over and over by two threads while a third keeps
+    /// changing 200 of its keys (re-registering, unregistering, resolving, resetting); each copy is checked
+    /// against the 2800 keys nobody changes, then changed itself (its keys re-registered with a serial of its
+    /// own, or unregistered), and the source must still show none of the copy's changes; copies of copies too.
+    @Test("copies of a container with 3000 registrations, changed on both sides by several threads, never see each other's changes")
+    func copiesChangedOnBothSides() throws {
+        let total = 3000, hot = 200
+        let live = LiveTokens(), registrations = LiveTokens()
+        let failures = Collector<String>()
+        do {
+            let source = InjectionContainer()
+            for index in 0..<total {
+                stRegister(stKeys[index], index: index, serial: 0, in: source, lifetime: index % 3 == 0 ? .transient : .scoped,
+                           live: live, registrations: registrations)
+            }
+            let done = Counter()
+            let finished = runOnThreads(3) { thread in
+                var random = SeededRandom(seed: UInt64(thread + 99))
+                if thread == 0 {
+                    for step in 0..<3000 {
+                        let i = Int.random(in: 0..<hot, using: &random)
+                        switch step % 10 {
+                        case 0..<4:
+                            stRegister(stKeys[i], index: i, serial: step + 1, in: source, lifetime: .scoped, live: live,
+                                       registrations: registrations)
+                        case 4..<6: stUnregister(stKeys[i], in: source)
+                        case 6..<9: _ = try? stResolve(stKeys[i], in: source)
+                        default: source.resetCurrentContainer()
+                        }
+                    }
+                    done.increment()
+                } else {
+                    var copies = 0
+                    while done.value == 0 || copies < 3 {
+                        copies += 1
+                        var copy = InjectionContainer(copying: source)
+                        if copies % 4 == 0 { copy = InjectionContainer(copying: copy) }
+                        // The stable keys, sampled: present, with the source's factory.
+                        var changed: [Int: Int] = [:]  // key → serial, or -1 unregistered
+                        for _ in 0..<40 {
+                            let i = Int.random(in: hot..<total, using: &random)
+                            guard let resolved = try? stResolve(stKeys[i], in: copy) else {
+                                if changed[i] == nil { failures.append("copy lacks stable key \(i)") }
+                                continue
+                            }
+                            let expected = changed[i] ?? 0
+                            if resolved.token.index != i || resolved.token.serial != expected {
+                                failures.append("copy: key \(i) resolved \(resolved.token.index)/\(resolved.token.serial), expected \(i)/\(expected)")
+                            }
+                            // Change the copy's stable keys; the source must never see it.
+                            let serial = -(thread * 1_000_000 + copies * 100 + changed.count + 1)
+                            if Bool.random(using: &random) {
+                                stRegister(stKeys[i], index: i, serial: serial, in: copy, lifetime: .scoped, live: live,
+                                           registrations: registrations)
+                                changed[i] = serial
+                            } else {
+                                stUnregister(stKeys[i], in: copy)
+                                changed[i] = -1
+                            }
+                        }
+                        for (i, serial) in changed {
+                            if serial == -1 {
+                                if stIsRegistered(stKeys[i], in: copy) { failures.append("copy: unregistered key \(i) is registered") }
+                            } else if let resolved = try? stResolve(stKeys[i], in: copy), resolved.token.serial != serial {
+                                failures.append("copy: key \(i) lost its re-registration")
+                            }
+                            guard let original = try? stResolve(stKeys[i], in: source) else {
+                                failures.append("source lost stable key \(i) after a copy changed it")
+                                continue
+                            }
+                            if original.token.serial != 0 || original.token.index != i {
+                                failures.append("source: key \(i) resolved serial \(original.token.serial) after a copy changed it")
+                            }
+                        }
+                        // The hot keys, in the copy: whatever the source had, a key's own factory.
+                        for _ in 0..<10 {
+                            let i = Int.random(in: 0..<hot, using: &random)
+                            if let resolved = try? stResolve(stKeys[i], in: copy), resolved.token.index != i {
+                                failures.append("copy: hot key \(i) resolved key \(resolved.token.index)")
+                            }
+                        }
+                    }
+                }
+            }
+            #expect(finished)
+            // Every stable key of the source is still there, as registered.
+            for i in hot..<total where i % 50 == 0 {
+                let resolved = try stResolve(stKeys[i], in: source)
+                #expect(resolved.token.index == i && resolved.token.serial == 0)
+            }
+            #expect(source.dependencyGraph().nodes.count >= total - hot)
+        }
+        #expect(failures.values.isEmpty, "\(failures.values.count) failures, first: \(failures.values.prefix(5))")
+        #expect(waitUntil { live.alive == 0 && registrations.alive == 0 },
+                "\(live.alive) instances, \(registrations.alive) registrations still alive")
     }
 }

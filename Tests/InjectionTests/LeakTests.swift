@@ -79,6 +79,41 @@ private final class Scoped: Sendable {
     init(captured: Captured) { self.captured = captured }
 }
 
+/// Counts the deinits of its instances, per test (each test makes its own `Deaths`).
+private final class Deaths: @unchecked Sendable {  // Its state: under `lock`.
+    private let lock = NSLock()
+    private var counts: [String: Int] = [:]
+    func died(_ name: String) { lock.withLock { counts[name, default: 0] += 1 } }
+    func count(_ name: String) -> Int { lock.withLock { counts[name, default: 0] } }
+    var total: Int { lock.withLock { counts.values.reduce(0, +) } }
+}
+
+/// An object whose deinit is counted under `name`.
+private final class Tracked: @unchecked Sendable {
+    let name: String
+    let deaths: Deaths
+    init(_ name: String, _ deaths: Deaths) {
+        self.name = name
+        self.deaths = deaths
+    }
+    deinit { deaths.died(name) }
+}
+
+private final class MainModel: Sendable {}
+private final class AsyncModel: Sendable {}
+private final class CaptureOnly: Sendable {}
+private protocol MainService: Sendable {}
+extension MainModel: MainService {}
+private protocol AsyncService: Sendable {}
+extension AsyncModel: AsyncService {}
+
+private final class ListedBefore: Sendable {}
+private final class ReplacedLeaf: Sendable {
+    let serial: Int
+    init(serial: Int) { self.serial = serial }
+}
+private final class CapturedByFactory: Sendable {}
+
 @Suite("Leaks")
 struct LeakTests {
     static let cycles = 10_000
@@ -267,10 +302,10 @@ struct LeakTests {
             weakCaptured = captured
             container.register(Scoped.self) { [captured] in Scoped(captured: captured) }
         }
-        _ = try container.resolve(Scoped.self)  // Lists the slot in `scopedSlots`.
+        _ = try container.resolve(Scoped.self)  // Holds an instance now, for the next reset to evict.
         container.unregister(Scoped.self)
         #expect(!container.isRegistered(Scoped.self))
-        #expect(weakCaptured == nil, "the removed registration is still retained (by scopedSlots) until the next reset")
+        #expect(weakCaptured == nil, "the removed registration is still retained until the next reset")
         container.resetCurrentContainer()
         #expect(weakCaptured == nil)
     }
@@ -284,6 +319,88 @@ struct LeakTests {
             _ = index
         }
         let listed = InjectionProbe.resettableCount(in: container)
-        #expect(listed <= 1, "scopedSlots holds \(listed) slots for one registration")
+        #expect(listed <= 1, "a reset would visit \(listed) keys for one registration")
+    }
+
+    /// A replaced or unregistered registration that cached instances is let go at once, with what its
+    /// factory captured: nothing keeps a removed registration until the next reset.
+    @Test("a replaced registration that stored instances is let go at once, with what its factory captured")
+    func replacedRegistrationIsLetGo() throws {
+        let container = InjectionContainer()
+        container.register(ListedBefore.self) { ListedBefore() }
+        _ = try container.resolve(ListedBefore.self)
+        weak var captured: CapturedByFactory?
+        for round in 0..<3 {
+            do {
+                let object = CapturedByFactory()
+                captured = object
+                container.register(ReplacedLeaf.self) { [object] in _ = object; return ReplacedLeaf(serial: round) }
+            }
+            _ = try container.resolve(ReplacedLeaf.self)
+            #expect(captured != nil)
+            if round == 2 {
+                container.unregister(ReplacedLeaf.self)
+            } else {
+                container.register(ReplacedLeaf.self) { ReplacedLeaf(serial: -1) }
+            }
+            #expect(captured == nil, "round \(round): the replaced registration is still held")
+            _ = try? container.resolve(ReplacedLeaf.self)
+        }
+    }
+
+    // MARK: What factories capture
+
+    @MainActor
+    @Test("main-actor and async factories, a plain factory that captures, copies, implements aliases and postConstruction steps release what the factories captured exactly once")
+    func everyKindReleasesItsCaptureOnce() async throws {
+        let deaths = Deaths()
+        weak var mainCapture: Tracked?
+        weak var asyncCapture: Tracked?
+        weak var plainCapture: Tracked?
+        weak var onlyCapture: Tracked?
+        do {
+            let container = InjectionContainer()
+            let main = Tracked("main factory", deaths), async = Tracked("async factory", deaths)
+            let plain = Tracked("plain factory", deaths)
+            mainCapture = main
+            asyncCapture = async
+            plainCapture = plain
+            // Captured by a factory of its own.
+            let only = Tracked("capturing factory", deaths)
+            onlyCapture = only
+            container.register(CaptureOnly.self) { _ = only; return CaptureOnly() }
+            container.register(MainModel.self, isolation: MainActor.shared) { _ = main; return MainModel() }
+                .implements((any MainService).self) { $0 }
+                .postConstruction { _ in _ = main }
+            container.register(AsyncModel.self) { () async -> AsyncModel in _ = async; return AsyncModel() }
+                .implements((any AsyncService).self) { $0 }
+            container.register(Formatter.self) { _ = plain; return Formatter() }
+                .postConstruction { _ in _ = plain }
+            let copies = (0..<3).map { _ in InjectionContainer(copying: container) }
+            for resolving in [container] + copies {
+                let model = try resolving.resolve(MainModel.self)
+                #expect(try resolving.resolve((any MainService).self) as AnyObject === model)
+                let asyncModel = try await resolving.resolveAsync(AsyncModel.self)
+                #expect(try await resolving.resolveAsync((any AsyncService).self) as AnyObject === asyncModel)
+                _ = try resolving.resolve(Formatter.self)
+                _ = try resolving.resolve(CaptureOnly.self)
+            }
+            // Re-registering releases the old registrations' holders (the new ones hold the same captures).
+            container.register(MainModel.self, isolation: MainActor.shared) { _ = main; return MainModel() }
+            container.register(AsyncModel.self) { () async -> AsyncModel in _ = async; return AsyncModel() }
+            container.register(CaptureOnly.self) { _ = only; return CaptureOnly() }
+            #expect(try container.resolve(CaptureOnly.self) !== copies[2].resolve(CaptureOnly.self))
+            #expect(try container.resolve(MainModel.self) !== copies[0].resolve(MainModel.self))
+            _ = try await copies[1].resolveAsync(AsyncModel.self)
+            #expect(deaths.total == 0, "a copy still holds every factory")
+        }
+        #expect(mainCapture == nil)
+        #expect(asyncCapture == nil)
+        #expect(plainCapture == nil)
+        #expect(onlyCapture == nil)
+        #expect(deaths.count("capturing factory") == 1)
+        #expect(deaths.count("main factory") == 1)
+        #expect(deaths.count("async factory") == 1)
+        #expect(deaths.count("plain factory") == 1)
     }
 }

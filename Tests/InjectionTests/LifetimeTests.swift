@@ -5,6 +5,11 @@ import Testing
 // Lifetimes: a scoped instance lives until the next reset, a singleton survives resets, a transient is new on
 // every resolve, and a `.weak` one is shared while someone holds it; registering again replaces a registration.
 
+private final class ReadBackClass: Sendable {}
+private enum ReadBackKey: InjectionKey { typealias Value = ReadBackClass }
+private final class ReadBackMainActor: Sendable {}
+private final class ReadBackAsync: Sendable {}
+
 @Suite("Lifetimes and registration", .isolatedInjection)
 struct LifetimeTests {
     @Test("both Inject spellings return the same scoped instance")
@@ -179,5 +184,39 @@ struct LifetimeTests {
         let held: Expensive = Inject()
         InjectionManager.resetCurrentContainer()
         #expect(Inject(Expensive.self) !== held)
+    }
+
+    /// Every lifetime, registered every way (a type, a key with `postConstruction`, a main-actor factory, an
+    /// async factory), reads back as registered (the graph, and the behaviour: cached or not, kept across a
+    /// reset or not), in a container and in its copy.
+    @Test("every lifetime reads back as registered, for every way of registering, in a container and its copy", arguments: [
+        InjectionLifetime.scoped, .singleton, .transient, .weak,
+    ])
+    func lifetimeReadsBack(lifetime: InjectionLifetime) async throws {
+        let container = InjectionContainer()
+        container.register(ReadBackClass.self, lifetime: lifetime) { ReadBackClass() }
+        container.register(ReadBackKey.self, lifetime: lifetime) { ReadBackClass() }.postConstruction { _ in }
+        container.register(ReadBackMainActor.self, lifetime: lifetime, isolation: MainActor.shared) { ReadBackMainActor() }
+        container.register(ReadBackAsync.self, lifetime: lifetime) { () async in ReadBackAsync() }
+        let copy = InjectionContainer(copying: container)
+        for box in [container, copy] {
+            let lifetimes = Dictionary(uniqueKeysWithValues: box.dependencyGraph().nodes.map { ($0.name, $0.lifetime) })
+            for name in ["ReadBackClass", "ReadBackKey", "ReadBackMainActor", "ReadBackAsync"] where lifetimes[name] != nil {
+                #expect(lifetimes[name] == lifetime, "\(name): \(String(describing: lifetimes[name]))")
+            }
+            #expect(lifetimes.count == 4, "\(lifetimes)")
+            var kept: [AnyObject] = []
+            let first = try box.resolve(ReadBackClass.self), second = try box.resolve(ReadBackClass.self)
+            let firstKey = try box.resolve(ReadBackKey.self), secondKey = try box.resolve(ReadBackKey.self)
+            let firstAsync = try await box.resolveAsync(ReadBackAsync.self), secondAsync = try await box.resolveAsync(ReadBackAsync.self)
+            kept += [first, second, firstKey, secondKey, firstAsync, secondAsync]
+            #expect((first === second) == (lifetime != .transient))
+            #expect((firstKey === secondKey) == (lifetime != .transient))
+            #expect((firstAsync === secondAsync) == (lifetime != .transient))
+            box.resetCurrentContainer()
+            let afterReset = try box.resolve(ReadBackClass.self)
+            #expect((afterReset === first) == (lifetime == .singleton))
+            withExtendedLifetime(kept) {}
+        }
     }
 }

@@ -30,8 +30,33 @@ private final class Serial: Sendable {
     let number: Int
     init(_ number: Int) { self.number = number }
 }
-private struct SerialValue: Sendable { let number: Int }
+/// A pair with a check that says whether it came back intact.
+private struct CheckedPair: Sendable {
+    let serial: Serial
+    let check: Int
+    init(_ number: Int) {
+        serial = Serial(number)
+        check = number &* 31
+    }
+    var isIntact: Bool { check == serial.number &* 31 }
+}
 private struct Refused: Error {}
+
+private final class EvictedLeaf: Sendable {
+    let serial: Int
+    init(serial: Int) { self.serial = serial }
+}
+private final class EvictedRoot: Sendable {
+    let leaf: EvictedLeaf
+    init(leaf: EvictedLeaf) { self.leaf = leaf }
+}
+private final class CachedInner: Sendable { init() {} }
+private final class SequenceLeaf: Sendable {}
+private final class SequenceRoot: Sendable {
+    let leaf: SequenceLeaf
+    init(leaf: SequenceLeaf) { self.leaf = leaf }
+}
+private final class SequenceOther: Sendable {}
 
 @Suite("postConstruction", .isolatedInjection)
 struct PostConstructionTests {
@@ -142,44 +167,81 @@ struct PostConstructionTests {
         #expect(try container.resolve(WeakProbe.self) === cached, "the failure evicted the newer instance")
     }
 
-    @Test("a failed deferred postConstruction spares what its registration cached 256 scopes later, a class or a value", arguments: [true, false])
-    func failureSparesAnInstanceStoredAfterTheStoreCountWrapped(asClass: Bool) throws {
-        // A store count of one byte repeats after 256 stores: the scope tells the stores apart.
+    /// A resolution whose nested `postConstruction` failed evicts that instance at once, and again when
+    /// it undoes everything it cached, after the rest of its deferred `postConstruction` calls ran. In
+    /// between, another thread may build and cache the next instance of the same registration, in the
+    /// same scope: the second eviction must leave that one alone. With `othersFailing` 255, the other
+    /// thread's resolves build (and, their own `postConstruction` failing, evict) the leaf 255 times first.
+    @Test(
+        "a failed postConstruction's second eviction leaves alone the instance another thread cached since, however many builds failed in between",
+        arguments: [InjectionLifetime.scoped, .singleton], [0, 255])
+    func secondEvictionSparesNewerInstance(lifetime: InjectionLifetime, othersFailing: Int) async {
+        let kept = othersFailing + 2  // The serial of the leaf the other thread gets and caches.
+        let outcome = await onOwnThread { () -> [String] in
+            var problems: [String] = []
+            let container = InjectionContainer()
+            let builds = Counter()
+            container.register(EvictedLeaf.self, lifetime: lifetime) {
+                EvictedLeaf(serial: builds.increment())
+            } postConstruction: { leaf in
+                // #1 fails in the root's resolution; the next `othersFailing` in the other thread's.
+                if leaf.serial < kept { throw Refused() }
+            }
+            let fromOtherThread = Collector<EvictedLeaf>()
+            container.register(EvictedRoot.self) { [unowned container] in
+                EvictedRoot(leaf: try container.resolve(EvictedLeaf.self))
+            } postConstruction: { [unowned container] _ in
+                // Runs after the leaf's postConstruction failed and evicted leaf #1.
+                let done = Gate()
+                onThread {
+                    for _ in 0..<300 {
+                        if let leaf = try? container.resolve(EvictedLeaf.self) {
+                            fromOtherThread.append(leaf)
+                            break
+                        }
+                    }
+                    done.open()
+                }
+                done.wait()
+            }
+            do {
+                _ = try container.resolve(EvictedRoot.self)
+                problems.append("the root resolved, though its leaf's postConstruction threw")
+            } catch {}
+            guard let cached = fromOtherThread.values.first else { return problems + ["the other thread resolved no leaf"] }
+            if cached.serial != kept { problems.append("the other thread got leaf #\(cached.serial), not #\(kept)") }
+            let again = try? container.resolve(EvictedLeaf.self)
+            if again !== cached {
+                problems.append("the leaf the other thread cached (#\(cached.serial)) was evicted: resolving again built #\(again?.serial ?? -1)")
+            }
+            if builds.value != kept { problems.append("the leaf was built \(builds.value) times, not \(kept)") }
+            return problems
+        }
+        #expect(outcome == [])
+    }
+
+    @Test("a failed postConstruction leaves alone what a newer registration of its type cached meanwhile")
+    func failureSparesANewerRegistration() throws {
         let container = InjectionContainer()
-        let serials = Counter()
-        @Sendable func serial(_ value: Any) -> Int { (value as? Serial)?.number ?? (value as! SerialValue).number }
-        let postConstruction: @Sendable (Any) throws -> Void = { made in
-            if serial(made) == 1 { throw Refused() }  // Only the first instance, built inside Root's resolve.
-        }
-        if asClass {
-            container.register(Serial.self) { Serial(serials.increment()) } postConstruction: { try postConstruction($0) }
-        } else {
-            container.register(SerialValue.self) { SerialValue(number: serials.increment()) } postConstruction: { try postConstruction($0) }
-        }
-        let resolveSerial: @Sendable () throws -> Int = { [unowned container] in  // Registered below: no cycle.
-            asClass ? try container.resolve(Serial.self).number : try container.resolve(SerialValue.self).number
-        }
-        let inRoot = Latch(), proceed = Latch(), rootDone = Gate()
-        container.register(AsyncRoot.self) {
-            _ = try resolveSerial()  // Cached now; its postConstruction is deferred to the end of this resolve.
-            inRoot.open()
-            proceed.wait()
-            return AsyncRoot()
-        }
-        onThread {
-            _ = try? container.resolve(AsyncRoot.self)
-            rootDone.open()
-        }
-        #expect(inRoot.wait())
-        for _ in 0..<256 {  // 256 more stores into the same registration, one a scope.
-            container.resetCurrentContainer()
-            _ = try resolveSerial()
-        }
-        let current = try resolveSerial()
-        proceed.open()
-        #expect(rootDone.wait())
-        #expect(try resolveSerial() == current, "the failure evicted the current scope's instance, which was built again")
-        #expect(serials.value == 257, "one build for Root's resolve, one a scope after it")
+        let newer = Counter()
+        container.register(CheckedPair.self, factory: { CheckedPair(0) }, postConstruction: { _ in
+            // Re-registered while the first instance finishes, and resolved with the new registration,
+            // which caches its own first instance; then the first one's postConstruction fails.
+            container.register(CheckedPair.self) { CheckedPair(newer.increment()) }
+            // On another thread: a resolve of the type from this postConstruction would be a cycle.
+            let done = Latch()
+            onThread {
+                _ = try? container.resolve(CheckedPair.self)
+                done.open()
+            }
+            _ = done.wait()
+            throw Refused()
+        })
+        #expect(throws: InjectionError.self) { _ = try container.resolve(CheckedPair.self) }
+        #expect(newer.value == 1)
+        let cached = try container.resolve(CheckedPair.self)
+        #expect(newer.value == 1, "the newer registration's instance was evicted: its factory ran \(newer.value) times")
+        #expect(cached.isIntact)
     }
 
     // MARK: On every path
@@ -213,5 +275,109 @@ struct PostConstructionTests {
         }
         for _ in 0..<5 { _ = try await InjectionManager.resolveAsync(AsyncRoot.self) }
         #expect(deinits.value == 40)
+    }
+
+    @Test("on one thread, a failing deferred postConstruction evicts only its own resolve's instances, and the next resolves run theirs")
+    func consecutiveResolvesKeepTheirOwnDeferredWork() throws {
+        let container = InjectionContainer()
+        let leafPosts = Counter(), otherPosts = Counter()
+        container.register(SequenceLeaf.self) { SequenceLeaf() } postConstruction: { _ in
+            if leafPosts.increment() == 1 { throw Refused() }
+        }
+        container.register(SequenceRoot.self) { SequenceRoot(leaf: try InjectionManager.resolve()) }  // The running factory's container.
+        container.register(SequenceOther.self) { SequenceOther() } postConstruction: { _ in otherPosts.increment() }
+        let thread = SizedStackThread()
+        defer { thread.stop() }
+        thread.run {
+            let failed = #expect(throws: InjectionError.self) { try container.resolve(SequenceRoot.self) }
+            #expect(failed?.kind == .factoryFailed)
+            // The next resolves on this thread: nothing of the failed one is left behind.
+            let other = try? container.resolve(SequenceOther.self)
+            #expect(other != nil)
+            #expect(otherPosts.value == 1)
+            let root = try? container.resolve(SequenceRoot.self)
+            #expect(root != nil, "the root was evicted with its leaf, and builds again")
+            #expect(leafPosts.value == 2)
+            #expect(root?.leaf === (try? container.resolve(SequenceLeaf.self)))
+            #expect(otherPosts.value == 1, "Other stays cached: the failure evicted only its own resolve's instances")
+            #expect((try? container.resolve(SequenceOther.self)) === other)
+        }
+    }
+
+    /// A scoped type whose `postConstruction` resolves a transient served from the thread's cache and fails
+    /// every third time, resolved by threads and by tasks (`resolveAsync` of a synchronous factory) while
+    /// another thread resets: a failed resolve leaves nothing of its instance in the resolving thread's
+    /// cache, and every instance built is released once.
+    @Test("a failing postConstruction that resolves cached transients, sync and async, racing resets, leaves no cache entry and no instance behind")
+    func failingPostConstructionRacingResets() async throws {
+        let live = LiveTokens(), registrations = LiveTokens(), postRuns = Counter(), transientRuns = Counter()
+        let failures = Collector<String>()
+        let refused = Counter()
+        do {
+            let container = InjectionContainer()
+            let token = CountedToken(0, serial: 0, live: registrations)
+            container.register(CachedInner.self, lifetime: .transient) { _ = token; transientRuns.increment(); return CachedInner() }
+            let postToken = CountedToken(1, serial: 0, live: registrations)
+            container.register(ST0.self, lifetime: .scoped) {
+                ST0(token: CountedToken(1, serial: postToken.serial, live: live))
+            } postConstruction: { [unowned container] (instance: ST0) in
+                for _ in 0..<3 { _ = try container.resolve(CachedInner.self) }
+                if postRuns.increment() % 3 == 0 { throw Refused() }
+            }
+            for _ in 0..<2 { _ = try? container.resolve(CachedInner.self) }
+            let workersDone = Counter(), syncResolves = Counter()
+            let resetCount = AtomicWord(0)
+            defer { print("failingPostConstructionRacingResets: \(syncResolves.value) sync resolves, \(resetCount.value) resets") }
+            let threads = Task { await onOwnThread {  // Blocks a thread of its own, not one of the pool's.
+                runOnThreads(3) { thread in
+                    if thread == 0 {
+                        var resets = 0
+                        while workersDone.value < 2 || resets < 200 {
+                            container.resetCurrentContainer()
+                            resets += 1
+                        }
+                        resetCount.value = resets
+                    } else {
+                        defer { workersDone.increment() }
+                        for i in 0..<600 {
+                            if i % 3 == thread { container.resetCurrentContainer() }
+                            do {
+                                syncResolves.increment()
+                                _ = try container.resolve(ST0.self)
+                            } catch {
+                                let error = error as! InjectionError
+                                refused.increment()
+                                if error.kind != .factoryFailed || !(error.underlyingError is Refused) { failures.append("sync: \(error)") }
+                                if InjectionProbe.threadCacheEntry(for: ST0.self, in: container) != .none {
+                                    failures.append("a failed resolve left its type in the thread's cache")
+                                }
+                            }
+                        }
+                    }
+                }
+            } }
+            await withTaskGroup(of: Void.self) { group in
+                for _ in 0..<200 {
+                    group.addTask {
+                        do {
+                            _ = try await container.resolveAsync(ST0.self)
+                        } catch {
+                            let error = error as! InjectionError
+                            refused.increment()
+                            if error.kind != .factoryFailed || !(error.underlyingError is Refused) { failures.append("async: \(error)") }
+                        }
+                    }
+                }
+            }
+            #expect(await threads.value)
+            container.resetCurrentContainer()
+            // After a reset nothing of ST0 is alive but what the caches still hold (none after a reset).
+            #expect(live.alive == 0, "\(live.alive) instances alive after the last reset")
+        }
+        #expect(refused.value > 0)
+        print("failingPostConstructionRacingResets: \(postRuns.value) postConstruction runs, \(refused.value) refused, \(transientRuns.value) transients")
+        #expect(failures.values.isEmpty, "\(failures.values.prefix(5))")
+        #expect(waitUntil { live.alive == 0 && registrations.alive == 0 },
+                "\(live.alive) instances, \(registrations.alive) registrations still alive")
     }
 }

@@ -68,6 +68,13 @@ private func finishes(within seconds: Double = waitLimit, _ body: @escaping @Sen
     return done.wait(seconds: seconds)
 }
 
+private final class CrossLeaf: Sendable {}
+private final class CrossRoot: Sendable {
+    let leaf: CrossLeaf
+    init(leaf: CrossLeaf) { self.leaf = leaf }
+}
+private final class CrossOther: Sendable {}
+
 @Suite("Reentrancy")
 struct ReentrancyTests {
     @Test("a factory that registers, resolves what it registered, and unregisters finishes and is cached")
@@ -322,5 +329,35 @@ struct ReentrancyTests {
         #expect(waitedForTask.values == [true], "the task's verify() returned while the verification ran")
         #expect(nestedReturned.value == 1)
         #expect(runs.value == 1, "the factory ran \(runs.value) times: the verification's once, and none for the task's verify()")
+    }
+
+    @Test("a factory that resolves from another container, whose factory resolves back and defers postConstruction, works resolve after resolve on one thread")
+    func reentrantContainersOnOneThread() throws {
+        let outer = InjectionContainer(), inner = InjectionContainer()
+        let outerPosts = Counter(), innerPosts = Counter()
+        // Each factory resolves the other container through a weak reference: no cycle keeps them alive.
+        outer.register(CrossLeaf.self) { CrossLeaf() }
+        outer.register(CrossRoot.self) { [weak inner] in
+            _ = try inner!.resolve(CrossOther.self)
+            return CrossRoot(leaf: try InjectionManager.resolve())
+        } postConstruction: { _ in outerPosts.increment() }
+        inner.register(CrossOther.self) { [weak outer] in
+            _ = try outer!.resolve(CrossLeaf.self)
+            return CrossOther()
+        } postConstruction: { _ in innerPosts.increment() }
+        let thread = SizedStackThread()
+        defer { thread.stop() }
+        try thread.run {
+            for round in 1...3 {
+                let root = try outer.resolve(CrossRoot.self)
+                #expect(root === (try outer.resolve(CrossRoot.self)))
+                #expect(outerPosts.value == round)
+                #expect(innerPosts.value == round)
+                let bound = try InjectionManager.withContainer(inner) { try InjectionManager.resolve(CrossOther.self) }
+                #expect(bound === (try inner.resolve(CrossOther.self)))
+                outer.resetCurrentContainer()
+                inner.resetCurrentContainer()
+            }
+        }
     }
 }

@@ -491,12 +491,12 @@ struct RegistrationFeatureTests {
 private final class SharedFlagsService: Sendable {}
 private final class SharedFlagsTransient: Sendable {}
 
-// A registration's immutable parts are read without its container's lock (by a copy of the container,
-// and by a handle adding `postConstruction`) while resolves change its state under the lock: the two
-// must not share memory. These fail under ThreadSanitizer (`swift test --sanitize=thread`) if they do.
-@Suite("Registration state and immutable parts, across threads")
+// A copy of a container, and a handle adding `postConstruction`, read a registration while other threads
+// resolve and reset it: that must race with nothing. These fail under ThreadSanitizer
+// (`swift test --sanitize=thread`) if it does.
+@Suite("Copies and handles while the container resolves")
 struct RegistrationSharingTests {
-    @Test("copying a container while it resolves reads only what never changes")
+    @Test("copying a container while another thread resolves and resets it races with nothing")
     func copyingWhileResolving() {
         let container = InjectionContainer()
         container.register(SharedFlagsService.self) { SharedFlagsService() }
@@ -504,7 +504,7 @@ struct RegistrationSharingTests {
         let finished = runOnThreads(2) { index in
             for _ in 0..<2_000 {
                 if index == 0 {
-                    _ = try? container.resolve(SharedFlagsService.self)    // caches: state changes
+                    _ = try? container.resolve(SharedFlagsService.self)    // caches
                     _ = try? container.resolve(SharedFlagsTransient.self)  // enters the thread's cache
                     container.resetCurrentContainer()                      // empties
                 } else {
@@ -516,7 +516,7 @@ struct RegistrationSharingTests {
         #expect(InjectionContainer(copying: container).isRegistered(SharedFlagsService.self))
     }
 
-    @Test("adding postConstruction through a handle while the type resolves reads only what never changes")
+    @Test("adding postConstruction through a handle while another thread resolves the type races with nothing")
     func addingPostConstructionWhileResolving() throws {
         let container = InjectionContainer()
         let handle = container.register(SharedFlagsService.self) { SharedFlagsService() }

@@ -7,7 +7,8 @@ import Testing
 // may use the container, the reset block or the diagnostics handler, and would deadlock (or abort, with
 // debug builds' error-checking mutexes) under their locks. A deinit checks it through another thread, which
 // must be able to take the lock in question, or by the count of the library's locks its thread holds. A `.weak` instance read under the container's
-// lock, the registrations a throwing nested reset block discards, and a replaced diagnostics handler are
+// lock, the registrations a throwing nested reset block discards, a replaced diagnostics handler, and a
+// transient's registration evicted from a thread's cache (whose release may deinit another container) are
 // each released after the lock is dropped.
 
 /// Knows whether the thread that drops it is inside the container's `register` call, and if so asks another
@@ -76,6 +77,13 @@ private final class HandlerCapture: @unchecked Sendable {
             findings.append("released outside the lock")
         }
     }
+}
+
+private final class OwnedInstance: Sendable {}
+private final class OwningTransient: Sendable {}
+private final class ContainerOwner: Sendable {
+    let container: InjectionContainer
+    init(_ container: InjectionContainer) { self.container = container }
 }
 
 @Suite("Releases outside locks")
@@ -168,5 +176,37 @@ struct ReleasesOutsideLocksTests {
             }
         }
         #expect(findings.values == ["released outside the lock"])
+    }
+
+    /// Releasing what a thread's cache held drops the last reference to an object that owns another
+    /// container with entries in the same thread's cache: that container's deinit takes the locks again.
+    @Test("an evicted transient's registration that owns a container with thread-cache entries releases it without deadlock")
+    func evictionReleasesContainerOwner() throws {
+        for path in 0..<3 {
+            let outer = InjectionContainer()
+            weak var weakInner: InjectionContainer?
+            do {
+                let inner = InjectionContainer()
+                inner.register(OwnedInstance.self, lifetime: .scoped) { OwnedInstance() }
+                _ = try inner.resolve(OwnedInstance.self)
+                weakInner = inner
+                let owner = ContainerOwner(inner)
+                outer.register(OwningTransient.self, lifetime: .transient) { _ = owner; return OwningTransient() }
+            }
+            for _ in 0..<3 { _ = try outer.resolve(OwningTransient.self) }
+            #expect(InjectionProbe.threadCacheEntry(for: OwningTransient.self, in: outer) == .factory)
+            switch path {
+            case 0: outer.unregister(OwningTransient.self)
+            case 1: outer.register(OwningTransient.self, lifetime: .transient) { OwningTransient() }
+            default:
+                // Unregistered while this thread runs a cached transient: released by the time it returns.
+                outer.register(OwnedInstance.self, lifetime: .transient) { [unowned outer] in  // Not a cycle through its own container.
+                    outer.unregister(OwningTransient.self)
+                    return OwnedInstance()
+                }
+                for _ in 0..<3 { _ = try outer.resolve(OwnedInstance.self) }
+            }
+            #expect(weakInner == nil, "path \(path)")
+        }
     }
 }

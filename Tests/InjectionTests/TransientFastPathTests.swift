@@ -3,11 +3,11 @@ import Foundation
 import InjectionTesting
 import Testing
 
-// A transient served from a thread's cache (the fast path) behaves like one built on the slow path: its
-// factory runs under a `_Link` on the thread's link stack (deeper chains spill past its 32 slots), and
-// cycles, errors and their chains, deferred `postConstruction`, scopes across a reset, and cleanup in the
-// caller's context come out the same. Most tests first resolve enough times on one thread that the
-// transients are served from that thread's cache, and check that they are, so the fast path is what runs.
+// A transient served from a thread's cache (the fast path) behaves like one built on the slow path: cycles,
+// errors and their chains, deferred `postConstruction`, scopes across a reset, chains of any depth, and
+// cleanup in the caller's context come out the same. Most tests first resolve enough times on one thread
+// that the transients are served from that thread's cache, and check that they are, so the fast path is
+// what runs.
 
 private final class Token: Sendable {}
 private final class Top: Sendable {
@@ -429,9 +429,9 @@ struct TransientFastPathTests {
         #expect(errors.values.contains("cycle"))
     }
 
-    // MARK: - Deeper than the link stack's 32 slots
+    // MARK: - Deeper than the 32 frames a thread keeps in place
 
-    @Test("a transient chain deeper than the thread's link stack resolves, from the cache too", .isolatedInjection, arguments: [31, 32, 33, 80])
+    @Test("a transient chain deeper than the frames a thread keeps in place resolves, from the cache too", .isolatedInjection, arguments: [31, 32, 33, 80])
     func deepChains(levels: Int) throws {
         let container = InjectionContainer()
         container.register(Base.self, lifetime: .transient) { 0 }
@@ -512,7 +512,7 @@ struct TransientFastPathTests {
         #expect(error?.kind == .cycle)
         #expect(error?.chain == Array(deepChainNames[20...]) + ["LinkDepth20"])
 
-        mode.value = 0  // The link stack is balanced again: a shallow resolve still works.
+        mode.value = 0  // The frame stack is balanced again: a shallow resolve still works.
         #expect(try thread.run { try container.resolve(LinkDepth30.self).depth } == 10)
     }
 

@@ -2,6 +2,7 @@ import Injection
 import InjectionTesting
 import Testing
 
+// `Inject()` traps with a readable message, and so does a `register` of a type the library cannot store.
 // Exit tests run in a fresh process, so they start with an empty process-wide container.
 
 private final class NeedsAPI: Sendable {
@@ -111,5 +112,61 @@ struct TrapTests {
         let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
         #expect(output.contains("Injection: no registration for StaleUserSession."), "\(output)")
         #expect(output.contains("This happened in the test \"the nested test\"."), "\(output)")
+    }
+}
+
+// MARK: - register traps on a type whose size the compiler and the runtime disagree on
+
+/// An error that is a class. As `any Error & AnyObject`, Swift 6.3's compiler and runtime disagree on its
+/// size (16 bytes where the type is named, 8 in its metadata): a factory writes 16 bytes where generic code
+/// made room for 8 (AddressSanitizer: dynamic-stack-buffer-overflow), and the runtime crashes taking its
+/// dynamic type. The register refuses it with a message instead.
+private final class ClassError: Error, @unchecked Sendable {}
+private class ErrorBase {}
+private final class DerivedError: ErrorBase, Error, @unchecked Sendable {}
+private protocol AppFailure: Error, AnyObject {}
+private final class AppFailureError: AppFailure, @unchecked Sendable {}
+
+@Suite("Types whose size the compiler and the runtime disagree on")
+struct UnreliableSizeTests {
+    // Found by an adversarial review (a container crashed evicting one), and by LeakSanitizer's build
+    // (AddressSanitizer reported the overflow in the factory itself).
+
+    @Test("registering any Error & AnyObject traps, naming the type and what to register instead")
+    func classConstrainedError() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            InjectionContainer().register((any Error & AnyObject).self) { ClassError() }
+        }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("Injection: (any Error & AnyObject) cannot be registered"))
+        #expect(output.contains("protocol AppFailure: Error, AnyObject"))
+    }
+
+    @Test("an instance of it, an optional of it, and an Error existential bound to a superclass are refused too")
+    func otherForms() async {
+        await #expect(processExitsWith: .failure) {
+            InjectionContainer().register((any Error & AnyObject).self, instance: ClassError())
+        }
+        await #expect(processExitsWith: .failure) {
+            InjectionContainer().register((any Error & AnyObject)?.self) { ClassError() }
+        }
+        await #expect(processExitsWith: .failure) {
+            InjectionContainer().register((any Error & ErrorBase).self) { DerivedError() }
+        }
+    }
+
+    @Test("the suggested protocol registers, resolves, resets and releases like any class-bound protocol")
+    func suggestedProtocolWorks() throws {
+        final class Watch { weak var object: AnyObject? }
+        let container = InjectionContainer()
+        container.register((any AppFailure).self) { AppFailureError() }
+        container.register((any Error).self) { ClassError() }
+        for _ in 1...3 {
+            let watch = Watch()
+            watch.object = try container.resolve((any AppFailure).self)
+            #expect(try container.resolve((any Error).self) is ClassError)
+            container.resetCurrentContainer()
+            #expect(watch.object == nil)
+        }
     }
 }

@@ -8,6 +8,8 @@ import Testing
 // where it can be written).
 
 private final class Cache: Sendable {}
+private protocol CacheProtocol: AnyObject, Sendable {}
+extension Cache: CacheProtocol {}
 private final class Unregistered: Sendable {}
 private final class NeedsUnregistered: Sendable {
     init(_ dependency: Unregistered) {}
@@ -140,5 +142,41 @@ struct TypeNameTests {
             #expect(error.typeName == "AdvFNamespace.Service")
             #expect(error.description.contains("InjectionManager.register(AdvFNamespace.Service.self) { ... }"), "\(error)")
         }
+    }
+
+    /// Each way of registering keeps the file it was given, the replaced registration's file goes with it,
+    /// and a copy of the container keeps them: a private type named like another is named with its file.
+    @Test("a private type's name follows the file of its current registration, whichever way it was registered")
+    func privateNameFollowsRegisteringFile() throws {
+        let container = InjectionContainer()
+        registerOtherFilesCache(in: container, file: "App/Other/Cache.swift")
+        func names(_ container: InjectionContainer) -> [String] {
+            container.dependencyGraph().nodes.map(\.name).filter { $0.contains("Cache (private") }.sorted()
+        }
+        func expected(_ file: String) -> [String] {
+            ["InjectionTests.Cache (private, registered in App/Other/Cache.swift)",
+             "InjectionTests.Cache (private, registered in \(file))"].sorted()
+        }
+        container.register(Cache.self, file: "App/One.swift") { Cache() }
+        #expect(names(container) == expected("App/One.swift"))
+        container.register(Cache.self, lifetime: .weak, file: "App/Two.swift") { Cache() }.postConstruction { _ in }
+        #expect(names(container) == expected("App/Two.swift"))
+        _ = try container.resolve(Cache.self)
+        container.register(Cache.self, instance: Cache(), file: "App/Three.swift").postConstruction { _ in }
+        #expect(names(container) == expected("App/Three.swift"))
+        _ = try container.resolve(Cache.self)
+        container.register(Cache.self, lifetime: .singleton, file: "App/Four.swift") { Cache() }
+            .implements((any CacheProtocol).self, file: "App/Alias.swift") { $0 }
+        #expect(names(container) == expected("App/Four.swift"))
+        let copy = InjectionContainer(copying: container)
+        #expect(names(copy) == expected("App/Four.swift"))
+        copy.register(Cache.self, lifetime: .transient, file: "App/Five.swift") { Cache() }
+        #expect(names(copy) == expected("App/Five.swift"))
+        #expect(names(container) == expected("App/Four.swift"), "registering in the copy renamed the original's")
+        container.resetCurrentContainer()
+        container.unregister(Cache.self)
+        // Its twin gone, the other is named as any type is.
+        let left = container.dependencyGraph().nodes.map(\.name).filter { $0.contains("Cache") }.sorted()
+        #expect(left == ["Cache", "CacheProtocol"], "\(left)")
     }
 }

@@ -137,41 +137,41 @@ struct Report {
                 + "\(format(top.best)) vs \(format(bottom.best)) \(unit) = \(formatRatio(top.best / bottom.best)))"
             targets.append(Target(name: name, measured: measured, limit: limit, pass: passes(median)))
         }
-        ratio("cached resolve within 1.5x of baseline (b)", "<= 1.50x", K.cached, L.injection, L.baselineB,
-              label: "Injection / (b)", passes: { $0 <= 1.5 })
-        ratio("transient 3-level graph within 3x of direct construction", "<= 3.00x",
-              K.transient, L.injection, L.direct, label: "Injection / direct", passes: { $0 <= 3 })
+        ratio("cached resolve within 1.2x of baseline (b)", "<= 1.20x", K.cached, L.injection, L.baselineB,
+              label: "Injection / (b)", passes: { $0 <= 1.2 })
+        ratio("transient 3-level graph within 3.5x of direct construction", "<= 3.50x",
+              K.transient, L.injection, L.direct, label: "Injection / direct", passes: { $0 <= 3.5 })
         ratio("2 threads: within 2x of the floor's own 2-thread figure", "<= 2.00x",
               K.threads, L.injection, L.floor, label: "Injection / floor (2 threads)", passes: { $0 <= 2 })
-        ratio("isolated-container lookup adds < 10% to a cached resolve", "< 1.10x",
-              K.isolated, L.isolated, L.processWide, label: "withContainer / process-wide", passes: { $0 < 1.1 })
+        ratio("isolated-container lookup adds at most 10% to a cached resolve", "<= 1.10x",
+              K.isolated, L.isolated, L.processWide, label: "withContainer / process-wide", passes: { $0 <= 1.1 })
         // Cycle detection cannot be switched off; a cached resolve made inside a running factory carries
         // the chain it follows, so that resolve against a top-level one bounds its cost.
-        ratio("cycle detection adds < 10% to a cached resolve", "< 1.10x",
+        ratio("cycle detection adds at most 10% to a cached resolve", "<= 1.10x",
               K.isolated, L.inFactory, L.processWide, label: "inside a factory (chain present) / top level",
-              passes: { $0 < 1.1 })
+              passes: { $0 <= 1.1 })
         ratio("login/logout at least 3x faster than Swinject's resetObjectScope", ">= 3.00x",
               K.login, L.swinject, L.injection, label: "Swinject / Injection", unit: "ns/cycle", passes: { $0 >= 3 })
-        ratio("launch: register (warm registry) per type within 1.0x of (c2)", "<= 1.00x",
-              K.launchRegister, L.injection, L.seed, label: "Injection / (c2)", passes: { $0 <= 1 })
-        ratio("launch: register in a fresh process per type within 1.0x of (c2)", "<= 1.00x",
-              K.launchRegisterFresh, L.injection, L.seed, label: "Injection / (c2)", passes: { $0 <= 1 })
+        ratio("launch: register (warm registry) per type within 1.5x of (c2)", "<= 1.50x",
+              K.launchRegister, L.injection, L.seed, label: "Injection / (c2)", passes: { $0 <= 1.5 })
+        ratio("launch: register in a fresh process per type within 1.5x of (c2)", "<= 1.50x",
+              K.launchRegisterFresh, L.injection, L.seed, label: "Injection / (c2)", passes: { $0 <= 1.5 })
         ratio("launch: first resolve per type within 1.0x of (c2)", "<= 1.00x",
               K.launchFirst, L.injection, L.seed, label: "Injection / (c2)", passes: { $0 <= 1 })
         ratio("launch: steady pass over 2,000 types within 0.5x of (c2)", "<= 0.50x",
               K.launchSteady, L.injection, L.seed, label: "Injection / (c2)", passes: { $0 <= 0.5 })
-        ratio("launch: reset + first resolves within 1.0x of (c2)", "<= 1.00x",
-              K.launchReset, L.injection, L.seed, label: "Injection / (c2)", passes: { $0 <= 1 })
+        ratio("launch: reset + first resolves within 1.5x of (c2)", "<= 1.50x",
+              K.launchReset, L.injection, L.seed, label: "Injection / (c2)", passes: { $0 <= 1.5 })
         if let launchMemory {
             let ratio = launchMemory.injection / launchMemory.seed
             targets.append(Target(
-                name: "memory per registration (registered and resolved once) within 1.5x of (c2)",
+                name: "memory per registration (registered and resolved once) within 2.0x of (c2)",
                 measured: "Injection / (c2) = \(formatRatio(ratio)) (\(Int(launchMemory.injection)) vs \(Int(launchMemory.seed)) B; "
                     + "\(Int(launchMemory.injectionSecondPass)) B after a reset and a second pass)",
-                limit: "<= 1.50x", pass: launchMemory.seed > 0 ? ratio <= 1.5 : nil))
+                limit: "<= 2.00x", pass: launchMemory.seed > 0 ? ratio <= 2.0 : nil))
         } else {
-            targets.append(Target(name: "memory per registration within 1.5x of (c2)", measured: "not measured in this run",
-                                  limit: "<= 1.50x", pass: nil))
+            targets.append(Target(name: "memory per registration within 2.0x of (c2)", measured: "not measured in this run",
+                                  limit: "<= 2.00x", pass: nil))
         }
         ratio("container.resolve inside withContainer within 1.2x of Inject()", "<= 1.20x",
               K.containerResolve, L.containerResolveInScope, L.injectInScope,

@@ -274,7 +274,7 @@ extension InjectionContainer {
             closure = try Self.resolve(type, as: (any AnyObject & Sendable).self, in: self, caller: caller) as! BuildClosure<Model>
         }
         let binding = Binding.current
-        if closure.isMainActor && !MainActorCheck.isMainActor(caller) {
+        if closure.isMainActor && !OSThread.isMainActor(caller) {
             throw .wrongIsolation(type, chain: chain(binding?.frame, then: type), names: names)
         }
         return try ThreadState.withCurrent { (thread) throws(InjectionError) -> Model.BuildResult in

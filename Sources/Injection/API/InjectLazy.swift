@@ -25,18 +25,18 @@
 /// > Warning: Reading ``value`` traps like `Inject()` if the type cannot be resolved (the message names
 /// > the type and chain; its file and line are the library's); use ``resolve()`` to handle the error.
 public final class InjectLazy<Value>: @unchecked Sendable {  // `resolved` is reachable only under its lock.
-    private let target: HandleTarget
+    private let target: WeakReference
     private let resolved = LockedState<Box?>(nil)
 
     /// Creates a handle for `type`, resolved from the current container on first use.
     @_disfavoredOverload  // For a key type, the key initializer below must win.
     public init(_ type: Value.Type = Value.self) {
-        target = HandleTarget(AnyType(type))
+        target = WeakReference(handleFor: AnyType(type))
     }
 
     /// Creates a handle for the typed key `Key`, resolved from the current container on first use.
     public init<Key: InjectionKey>(_ key: Key.Type) where Key.Value == Value {
-        target = HandleTarget(AnyType(key: key))
+        target = WeakReference(handleFor: AnyType(key: key))
     }
 
     /// The instance, resolved on first read; traps with an `Injection:` message if it cannot be.
@@ -66,21 +66,17 @@ public final class InjectLazy<Value>: @unchecked Sendable {  // `resolved` is re
     }
 }
 
-/// What ``InjectLazy`` and ``InjectProvider`` resolve: a type, from the container that was current when
-/// the handle was made.
-struct HandleTarget: @unchecked Sendable {  // Immutable; `container` is a weak reference, which the runtime synchronises.
-    /// Weak: a handle held by an instance its container caches would otherwise keep that container alive.
-    private weak var container: InjectionContainer?
-    private let requested: AnyType
-
-    init(_ requested: AnyType) {
-        container = InjectionManager.currentContainer
-        self.requested = requested
+extension WeakReference {
+    /// What ``InjectLazy`` and ``InjectProvider`` resolve: `requested`, from the container that is current
+    /// now, held weakly (a handle held by an instance its container caches would otherwise keep that
+    /// container alive).
+    convenience init(handleFor requested: AnyType) {
+        self.init(InjectionManager.currentContainer, type: requested, valueType: InjectionContainer.self)
     }
 
-    /// Resolves the type now, in the current binding; `handle` names the handle's kind in the error.
+    /// Resolves a handle's type now, in the current binding; `handle` names the handle's kind in the error.
     func resolve<Value>(as _: Value.Type, handle: String) throws(InjectionError) -> Value {
-        guard let container else { throw .containerReleased(requested, handle: handle) }
-        return try InjectionContainer.resolve(requested, as: Value.self, in: container, caller: nil)
+        guard let container = object as? InjectionContainer else { throw .containerReleased(type, handle: handle) }
+        return try InjectionContainer.resolve(type, as: Value.self, in: container, caller: nil)
     }
 }

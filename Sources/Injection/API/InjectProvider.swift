@@ -19,17 +19,17 @@
 /// > Warning: Reading ``value`` traps like `Inject()` if the type cannot be resolved; use
 /// > ``resolve()`` to handle the error.
 public final class InjectProvider<Value>: Sendable {
-    private let target: HandleTarget
+    private let target: WeakReference
 
     /// Creates a provider for `type`, resolving from the current container on every read.
     @_disfavoredOverload  // For a key type, the key initializer below must win.
     public init(_ type: Value.Type = Value.self) {
-        target = HandleTarget(AnyType(type))
+        target = WeakReference(handleFor: AnyType(type))
     }
 
     /// Creates a provider for the typed key `Key`, resolving from the current container on every read.
     public init<Key: InjectionKey>(_ key: Key.Type) where Key.Value == Value {
-        target = HandleTarget(AnyType(key: key))
+        target = WeakReference(handleFor: AnyType(key: key))
     }
 
     /// The instance the container gives now; traps with an `Injection:` message if it cannot.

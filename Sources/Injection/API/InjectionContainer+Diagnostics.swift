@@ -178,11 +178,11 @@ extension InjectionContainer {
     func remember(_ evicted: [ContainerState.Evicted]) {
         guard !evicted.isEmpty, observations.withLock({ $0.tracksEvictions }) else { return }
         let retiring = evicted.compactMap { evicted in
-            evicted.box.object.map { WeakReference($0, type: evicted.type, valueType: evicted.box.type) }
+            evicted.isTold ? evicted.box.object.map { WeakReference($0, type: evicted.type, valueType: evicted.box.type) } : nil
         }
         let alive = observations.withLock { observations in
             defer { observations.retired += retiring }
-            return observations.forgetDeadRetired()
+            return observations.retired.dropDead()
         }
         _ = alive
     }
@@ -226,28 +226,19 @@ extension InjectionContainer {
     /// Each entry is the instance's registered type (or key) name, once per live instance.
     public func liveInstancesFromPreviousScopes() -> [String] {
         let (live, alive) = observations.withLock { observations in
-            let alive = observations.forgetDeadRetired()
+            let alive = observations.retired.dropDead()
             return (observations.retired.map(\.type), alive)
         }
         return withExtendedLifetime(alive) { live.map(names.name).sorted() }
     }
 }
 
-/// What a container observed for diagnostics.
-struct Observations {
-    /// "A needs B", recorded whenever a factory that records edges resolves something.
-    var edges: Set<InjectionGraph._Edge> = []
-    /// Weak references to evicted instances, for `liveInstancesFromPreviousScopes()`.
-    var retired: [WeakReference] = []
-    var tracksEvictions = _isDebugAssertConfiguration()
-    /// The types whose stale dependents were reported: each is reported once.
-    var reportedStale: Set<AnyType> = []
-
-    /// Drops the retired instances that are gone; returns the others, which reading took a strong
-    /// reference to: the caller releases them after unlocking, as the last reference may be among them.
-    mutating func forgetDeadRetired() -> [AnyObject] {
+extension [WeakReference] {
+    /// Drops the references whose instance is gone; returns the others' instances, which reading took a
+    /// strong reference to: the caller releases them after unlocking, as the last reference may be among them.
+    mutating func dropDead() -> [AnyObject] {
         var alive: [AnyObject] = []
-        retired.removeAll { retired in
+        removeAll { retired in
             guard let object = retired.object else { return true }
             alive.append(object)
             return false

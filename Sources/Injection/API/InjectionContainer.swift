@@ -24,12 +24,17 @@ public final class InjectionContainer: @unchecked Sendable {
     let epochWord = UnsafeMutablePointer<UInt64>.atomicWord()
     /// The readable names of the types registered here, for messages and the graph.
     let names: TypeNames
-    /// What was observed for diagnostics: the graph's edges and the evicted instances.
-    let observations = LockedState(Observations())
+    /// What was observed for diagnostics: "A needs B", recorded whenever a factory that records edges
+    /// resolves something; weak references to evicted instances, for `liveInstancesFromPreviousScopes()`;
+    /// whether to keep those; the types whose stale dependents were reported (each is reported once).
+    let observations = LockedState((
+        edges: Set<InjectionGraph._Edge>(), retired: [WeakReference](), tracksEvictions: _isDebugAssertConfiguration(),
+        reportedStale: Set<AnyType>()))
     /// Set on the throwaway copy that `verify()` resolves in.
     let verification: Verification?
-    /// Test-only observation points on the wait path; set before the container is shared.
-    var waitHooks = WaitHooks()
+    /// Points where a test acts while a synchronous resolve starts waiting for another's build: before it
+    /// joins the wait-for graph and after (`InjectionProbe.onWait`). Set before the container is shared.
+    var waitHooks: (beforeJoining: (@Sendable (AnyType) -> Void)?, afterJoining: (@Sendable (AnyType) -> Void)?) = (nil, nil)
 
     /// The lifetime of registrations that name none: ``InjectionLifetime/scoped`` unless set.
     public let defaultLifetime: InjectionLifetime

@@ -35,8 +35,14 @@ final class Box: ManagedBuffer<Any.Type, UInt> {  // Immutable once made; not `S
 
     /// The instance as a class instance (an optional's wrapped one), or `nil` for a value type or `nil`.
     var object: AnyObject? {
-        func object<Value>(_: Value.Type) -> AnyObject? { Instance.object(storage(of: Value.self).pointee) }
+        func object<Value>(_: Value.Type) -> AnyObject? { Box.object(of: storage(of: Value.self).pointee) }
         return _openExistential(type, do: object)
+    }
+
+    /// Tells the instance it was evicted, if it is ``InjectionDisposable``: one dynamic cast of the value.
+    func dispose() {
+        func dispose<Value>(_: Value.Type) { (storage(of: Value.self).pointee as? any InjectionDisposable)?.dispose() }
+        _openExistential(type, do: dispose)
     }
 
     /// A box of type `type` holding `object`, which came from ``object`` of a box of that type.
@@ -54,10 +60,7 @@ final class Box: ManagedBuffer<Any.Type, UInt> {  // Immutable once made; not `S
         }
         return _openExistential(type, do: isNil)
     }
-}
 
-/// What the container asks of an instance, whatever holds it.
-enum Instance {
     /// Whether `type` is an `Error` existential constrained to a class (`any Error & AnyObject`,
     /// `any Error & SomeClass`), or an optional of one: Swift 6.3's compiler and runtime disagree on its
     /// size (code that names the type may lay it out in 16 bytes where the metadata generic code reads says
@@ -76,7 +79,7 @@ enum Instance {
     }
 
     /// `value` as a class instance (an optional's wrapped one), or `nil` for a value type or `nil`.
-    static func object<Value>(_ value: Value) -> AnyObject? {
+    static func object<Value>(of value: Value) -> AnyObject? {
         if _isOptional(Value.self) { return (value as? any OptionalType)?.wrappedObject }
         if Value.self == (any Error).self {
             // Not through `Any`: an `any Error` keeps its value in a box of its own, and `Any` made from it

@@ -28,7 +28,7 @@ enum WaitGraph {
     /// A frame of a waiting resolution, as the graph keeps it.
     typealias Link = (container: ObjectIdentifier, type: AnyType)
 
-    private static let lock = Lock()
+    private static let lock = LockedState(())
 
     /// Records that `resolution`, whose frames from its root to the waiting one are `chain`, waits for
     /// `build`; or returns the cycle's path if waiting would deadlock because `build`'s owner is,
@@ -38,7 +38,7 @@ enum WaitGraph {
     /// build is an edge about to go away (its waiters are waking), `build` included: the caller was
     /// told to wait under the container's lock, but the build may have finished since.
     static func beginWaiting(_ resolution: Resolution, chain: [Link], for build: Build) -> [AnyType]? {
-        lock.withLock { () -> [AnyType]? in
+        lock.withLock { _ -> [AnyType]? in
             // Walk owner → the build it waits for → that build's owner ..., collecting each owner's
             // chain from the frame that resolves the build it waits for, down to the frame that waits.
             var path: [AnyType] = []
@@ -61,12 +61,12 @@ enum WaitGraph {
 
     /// Marks `build` finished or abandoned; call under its container's lock, before waking its waiters.
     static func finished(_ build: Build) {
-        lock.withLock { build.isFinished = true }
+        lock.withLock { _ in build.isFinished = true }
     }
 
     /// Clears the wait recorded by ``beginWaiting(_:chain:for:)``.
     static func endWaiting(_ resolution: Resolution) {
-        lock.withLock { resolution.waiting = nil }
+        lock.withLock { _ in resolution.waiting = nil }
     }
 
     /// `chain` from its innermost frame that resolves `build`'s type, or just that type if none does.

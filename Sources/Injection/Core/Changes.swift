@@ -136,9 +136,8 @@ extension InjectionContainer {
         }
         guard let taken else { return }
         for waiter in taken.waiters { waiter.resume() }
-        let told = taken.instances.filter(\.isTold)
-        for evicted in told { (evicted.box.object as? any InjectionDisposable)?.dispose() }
-        remember(told)
+        for evicted in taken.instances where evicted.isTold { evicted.box.dispose() }
+        remember(taken.instances)
         // `taken` is released here, outside every lock: a deinit may use the container.
     }
 }

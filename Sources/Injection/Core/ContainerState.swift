@@ -25,9 +25,15 @@ struct ContainerState {
         case instance(Box)
         /// A `.weak` instance, while something else holds it.
         case weak(WeakReference)
+
+        var isNothing: Bool {
+            if case .nothing = self { return true }
+            return false
+        }
     }
 
-    private(set) var slots: [AnyType: Slot] = [:]
+    /// Every key's slot. (Settable for the state-machine test probe, which marks a key as in a thread's cache.)
+    var slots: [AnyType: Slot] = [:]
     /// Bumped by every reset and by ``removeAll()``. A build whose resolution started in an older epoch is
     /// never cached (but for a singleton's).
     private(set) var epoch: UInt64 = 0
@@ -76,10 +82,7 @@ struct ContainerState {
         case build(Registration, Build?, recordsEdges: Bool, epoch: UInt64, cacheable: Bool)
         /// An async resolve must build a main-actor type: it hops to the main actor and claims there.
         case hop
-        case fail(Failure)
-    }
-
-    enum Failure {
+        // Failures:
         case notRegistered, cycle, wrongIsolation
         /// An async factory, claimed by a synchronous resolve; its lifetime says what the message advises.
         case asyncFactory(InjectionLifetime)
@@ -90,77 +93,77 @@ struct ContainerState {
     /// - Parameters:
     ///   - isAsync: Whether the resolve runs in `resolveAsync`, which can run async factories and hop.
     ///   - isInChain: Whether the chain being resolved already resolves `key`: building it would be a cycle.
+    ///   - caches: Whether the claiming thread's cache takes what may enter it (see ``Claim``).
     ///   - isOnMainActor: Whether the resolve is isolated to the main actor; asked only for a
     ///     main-actor registration (the check may cost a system call).
-    ///   - owner: The resolution that will own a build; asked only if one is needed.
+    ///   - owner: The resolution that will own a build; `nil`: a new one (the root of its own).
     mutating func claim(
-        _ key: AnyType, in container: ObjectIdentifier, isAsync: Bool, isInChain: Bool,
-        isOnMainActor: () -> Bool, owner: () -> Resolution
+        _ key: AnyType, in container: ObjectIdentifier, isAsync: Bool, isInChain: Bool, caches: Bool,
+        isOnMainActor: () -> Bool, owner: Resolution?
     ) -> Claim {
-        guard let slot = slots[key] else { return .fail(.notRegistered) }
-        let registration = slot.registration
-        switch slot.held {
-        case .instance(let box): return .cached(box, cacheable: true)
+        guard let index = slots.index(forKey: key) else { return .notRegistered }
+        let registration = slots.values[index].registration
+        switch slots.values[index].held {
+        case .instance(let box):
+            if caches { slots.values[index].isInThreadCaches = true }
+            return .cached(box, cacheable: true)
         case .weak(let reference):
             if let object = reference.object { return .cached(Box.holding(object, as: reference.valueType), cacheable: false) }
         case .building, .nothing: break
         }
-        if isInChain { return .fail(.cycle) }
-        if registration.kind == .mainActor && !isOnMainActor() { return isAsync ? .hop : .fail(.wrongIsolation) }
+        if isInChain { return .cycle }
+        if registration.kind == .mainActor && !isOnMainActor() { return isAsync ? .hop : .wrongIsolation }
         // Never block a thread on async work: a synchronous resolve cannot build or wait for it.
-        if registration.kind == .async && !isAsync { return .fail(.asyncFactory(registration.lifetime)) }
-        if case .building(let build) = slot.held {
+        if registration.kind == .async && !isAsync { return .asyncFactory(registration.lifetime) }
+        if case .building(let build) = slots.values[index].held {
             build.isWaitedFor = true
             return .wait(build)
         }
-        let recordsEdges = slot.recordsEdges && !isAsync
+        let recordsEdges = slots.values[index].recordsEdges && !isAsync
         guard registration.lifetime != .transient else {
             // A factory whose edges are known, and which has nothing to run after it, may run from the
             // thread's cache without this lock.
             let cacheable = !recordsEdges && registration.postConstruct == nil && registration.kind == .plain
+            if cacheable && caches { slots.values[index].isInThreadCaches = true }
             return .build(registration, nil, recordsEdges: recordsEdges, epoch: epoch, cacheable: cacheable)
         }
-        let build = Build(owner: owner(), container: container, type: key)
-        slots[key]?.held = .building(build)
+        let build = Build(owner: owner ?? Resolution(), container: container, type: key)
+        slots.values[index].held = .building(build)
         return .build(registration, build, recordsEdges: recordsEdges, epoch: epoch, cacheable: false)
     }
 
-    /// What finishing a build asks for.
-    struct Completion {
-        /// The instance was stored (cached, or held weakly for `.weak`).
-        var stored = false
-        /// The instance was cached: the caller may put it in its thread's cache.
-        var cached = false
-        /// The build, if someone waited for it: finish it in the wait-for graph and wake the waiting threads.
-        var woken: Build?
-        /// Tasks to resume once unlocked.
-        var waiters: [CheckedContinuation<Void, Never>] = []
-    }
+    /// What finishing a build asks for: whether the instance was stored (cached, or held weakly for
+    /// `.weak`), whether it was cached (the caller may put it in its thread's cache), the build if someone
+    /// waited for it (finish it in the wait-for graph and wake the waiting threads), and the tasks to
+    /// resume once unlocked.
+    typealias Completion = (stored: Bool, cached: Bool, woken: Build?, waiters: [CheckedContinuation<Void, Never>])
 
     /// Ends a run of `registration`'s factory that made `instance` (`nil` if it failed, or `nil` was
     /// not cached), in a frame of `epoch`, and `build`, claimed for a cached lifetime. The instance is
     /// cached only if the build is still current (its registration was not replaced, nor reset) and (but
-    /// for a singleton) no reset happened since its resolution started. Waiters of an abandoned build
-    /// were woken when it was abandoned.
+    /// for a singleton) no reset happened since its resolution started; with `caches`, the claiming
+    /// thread's cache takes it. Waiters of an abandoned build were woken when it was abandoned.
     mutating func complete(
-        _ registration: Registration, build: Build?, epoch buildEpoch: UInt64, instance: Box?, recordedEdges: Bool
+        _ registration: Registration, build: Build?, epoch buildEpoch: UInt64, instance: Box?, recordedEdges: Bool, caches: Bool
     ) -> Completion {
-        var completion = Completion()
-        let key = registration.type
-        guard slots[key]?.registration === registration else { return completion }
-        if instance != nil && recordedEdges { slots[key]?.recordsEdges = false }
-        guard let build, case .building(let current)? = slots[key]?.held, current === build else { return completion }
+        var completion: Completion = (false, false, nil, [])
+        guard let index = slots.index(forKey: registration.type), slots.values[index].registration === registration else {
+            return completion
+        }
+        if instance != nil && recordedEdges { slots.values[index].recordsEdges = false }
+        guard let build, case .building(let current) = slots.values[index].held, current === build else { return completion }
         if build.isWaitedFor {
             swap(&completion.waiters, &build.asyncWaiters)
             completion.woken = build
         }
-        slots[key]?.held = .nothing
+        slots.values[index].held = .nothing
         if let instance, registration.lifetime == .singleton || buildEpoch == epoch {
-            if registration.lifetime == .weak {
-                slots[key]?.held = instance.object.map { .weak(WeakReference($0, type: key, valueType: instance.type)) } ?? .nothing
-            } else {
-                slots[key]?.held = .instance(instance)
+            if registration.lifetime != .weak {
+                slots.values[index].held = .instance(instance)
+                slots.values[index].isInThreadCaches = slots.values[index].isInThreadCaches || caches
                 completion.cached = true
+            } else if let object = instance.object {
+                slots.values[index].held = .weak(WeakReference(object, type: registration.type, valueType: instance.type))
             }
             completion.stored = true
         }
@@ -179,23 +182,12 @@ struct ContainerState {
         return current === build
     }
 
-    /// Notes that the calling thread's cache now holds an entry for `key`, which the last claim or
-    /// completion found current.
-    mutating func noteInThreadCaches(_ key: AnyType) {
-        slots[key]?.isInThreadCaches = true
-    }
-
     // MARK: - Changing
 
-    /// An instance a change took out of the container.
-    struct Evicted {
-        let box: Box
-        let type: AnyType
-        /// Whether it is told it is evicted (if it is `InjectionDisposable`) and watched by
-        /// `liveInstancesFromPreviousScopes()`: an instance the container built, evicted after it was
-        /// built (not because its `postConstruction` failed).
-        let isTold: Bool
-    }
+    /// An instance a change took out of the container, and whether it is told it is evicted (if it is
+    /// `InjectionDisposable`) and watched by `liveInstancesFromPreviousScopes()`: an instance the container
+    /// built, evicted after it was built (not because its `postConstruction` failed).
+    typealias Evicted = (box: Box, type: AnyType, isTold: Bool)
 
     /// What a change took out, to be carried out by the container.
     struct Evictions {
@@ -226,7 +218,7 @@ struct ContainerState {
         fileprivate mutating func empty(_ slot: inout Slot) {
             switch slot.held {
             case .instance(let box):
-                instances.append(Evicted(box: box, type: slot.registration.type, isTold: slot.registration.ownsInstances))
+                instances.append((box, slot.registration.type, isTold: slot.registration.ownsInstances))
             case .building(let build):
                 if build.isWaitedFor {
                     abandoned.append(build)
@@ -251,11 +243,12 @@ struct ContainerState {
     mutating func reset() -> Evictions {
         epoch &+= 1
         var evictions = Evictions()
-        for index in slots.indices where slots.values[index].registration.lifetime != .singleton {
-            switch slots.values[index].held {
-            case .nothing: continue
-            default: evictions.empty(&slots.values[index])
-            }
+        // Index by index: iterating `slots.indices` would hold the storage, so the first change copied it.
+        var index = slots.startIndex
+        while index != slots.endIndex {
+            let slot = slots.values[index]
+            if slot.registration.lifetime != .singleton && !slot.held.isNothing { evictions.empty(&slots.values[index]) }
+            slots.formIndex(after: &index)
         }
         return evictions
     }
@@ -299,9 +292,10 @@ struct ContainerState {
         var evictions = Evictions()
         epoch &+= 1
         generation &+= 1
-        for index in slots.indices {
-            evictions.empty(&slots.values[index])
-            evictions.released.append(slots.values[index].registration)
+        for slot in slots.values {
+            var slot = slot
+            evictions.empty(&slot)
+            evictions.released.append(slot.registration)
         }
         slots = [:]
         return evictions
@@ -317,7 +311,7 @@ struct ContainerState {
         guard slots[key]?.registration === registration else { return evictions }
         switch slots[key]?.held {
         case .instance(let box)? where box === instance:
-            evictions.instances.append(Evicted(box: box, type: key, isTold: false))
+            evictions.instances.append((box, key, isTold: false))
             slots[key]?.held = .nothing
         case .weak(let reference)?:
             if let object = reference.object {
@@ -337,19 +331,16 @@ struct ContainerState {
     /// Returns their keys, and their waiters to wake as a reset's are (`abandoned`, `waiters`).
     mutating func abandonBuilds(of owner: Resolution) -> (keys: [AnyType], evictions: Evictions) {
         var evictions = Evictions(), keys: [AnyType] = []
-        for index in slots.indices {
-            guard case .building(let build) = slots.values[index].held, build.owner === owner else { continue }
-            keys.append(build.type)
-            evictions.empty(&slots.values[index])
+        for case (let key, let slot) in slots {
+            guard case .building(let build) = slot.held, build.owner === owner else { continue }
+            keys.append(key)
+            evictions.empty(&slots[key]!)
         }
         return (keys, evictions)
     }
 
     /// How many keys hold an instance or a build that a reset would visit (a test probe).
     var resettableCount: Int {
-        slots.values.filter { slot in
-            if case .nothing = slot.held { return false }
-            return slot.registration.lifetime != .singleton
-        }.count
+        slots.values.filter { $0.registration.lifetime != .singleton && !$0.held.isNothing }.count
     }
 }

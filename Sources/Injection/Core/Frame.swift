@@ -89,6 +89,7 @@ enum FrameRef {
     case heap(HeapFrame)
 
     /// Reads the frame in place.
+    @inline(__always)  // A closure call per question about a frame otherwise: the transient graph target.
     func read<Result>(_ body: (borrowing Frame) -> Result) -> Result {
         switch self {
         case .stack(let pointer): body(pointer.pointee)

@@ -133,20 +133,19 @@ final class Registration: Sendable {
     /// another container goes on without waiting, as one on another thread of the same container would
     /// (`postConstruction` is not exclusive). The step runs outside the lock.
     private static func once(_ step: @escaping PostConstruct) -> PostConstruct {
-        enum Progress { case notRun, running, done }
-        let progress = LockedState(Progress.notRun)
+        let progress = LockedState((isRunning: false, isDone: false))
         return { box in
             let runsHere = progress.withLock { progress in
-                guard progress == .notRun else { return false }
-                progress = .running
+                guard !progress.isRunning && !progress.isDone else { return false }
+                progress.isRunning = true
                 return true
             }
             guard runsHere else { return }
             do {
                 try step(box)
-                progress.withLock { $0 = .done }
+                progress.withLock { $0 = (false, true) }
             } catch {
-                progress.withLock { $0 = .notRun }
+                progress.withLock { $0 = (false, false) }
                 throw error
             }
         }
@@ -156,9 +155,9 @@ final class Registration: Sendable {
         { box in try closure(box.value(as: Value.self)) }
     }
 
-    /// Traps if `Value` is a type no container can store (see ``Instance/hasUnreliableLayout(_:)``).
+    /// Traps if `Value` is a type no container can store (see ``Box/hasUnreliableLayout(_:)``).
     private static func refuseUnreliableLayout<Value>(_: Value.Type) {
-        guard Instance.hasUnreliableLayout(Value.self) else { return }
+        guard Box.hasUnreliableLayout(Value.self) else { return }
         let name = TypeNames.literal(Value.self, named: TypeNames.written(Value.self))
         preconditionFailure("""
             Injection: \(name) cannot be registered: it is an Error existential constrained to a class, whose size \

@@ -37,6 +37,7 @@ extension InjectionContainer {
 
     /// The fast path (see the top of this file). Throws only ``InjectionError``, untyped: it runs inside
     /// `_withUnsafeGuaranteedRef`, which rethrows untyped.
+    @inline(__always)  // Into the entry point: the transient graph target (≤ 3.5x) fails without it.
     private static func resolve<Value>(
         _ requested: AnyType, as _: Value.Type, in explicit: InjectionContainer?, thread: ThreadState, caller: (any Actor)?
     ) throws -> Value {
@@ -92,6 +93,7 @@ extension InjectionContainer {
     /// `binding`; wraps what it throws, and, if the frame is its resolution's root, runs what nested
     /// builds deferred once the factory has returned (in the caller's binding: a `deinit` it triggers
     /// must not resolve as if the factory had).
+    @inline(__always)  // The transient graph target (≤ 3.5x) fails without it: `make` is then a direct call.
     func runInFrame<Value>(
         _ type: AnyType, binding: Binding?, thread: ThreadState, recordsEdges: Bool, _ make: () throws -> Value
     ) throws(InjectionError) -> Value {
@@ -109,6 +111,7 @@ extension InjectionContainer {
     }
 
     /// Calls `body` with `frame`, a local whose address is valid until `body` returns.
+    @inline(__always)  // Specialized for `Frame`, not through its value witnesses: the transient graph target.
     static func withFrame<Result, Failure: Error>(
         _ frame: consuming Frame, _ body: (FrameRef) throws(Failure) -> Result
     ) throws(Failure) -> Result {
@@ -119,6 +122,7 @@ extension InjectionContainer {
     /// Runs `body` (a factory, a builder's closure, or `postConstruction`, with `isPostConstruction`) on
     /// this thread, with `frame` published as the thread's binding: the one way user code runs in a frame.
     /// Wraps what it throws with the chain.
+    @inline(__always)  // The transient graph target (≤ 3.5x) fails without it.
     func run<Value>(
         _ frame: FrameRef, thread: ThreadState, transaction: Transaction?, isPostConstruction: Bool = false,
         _ body: () throws -> Value
@@ -148,25 +152,31 @@ extension InjectionContainer {
     /// run from there, enters that thread's cache in the same step.
     private func claim(
         _ requested: AnyType, parent: FrameRef?, isAsync: Bool, isInChain: Bool, cache: ThreadCache?,
-        isOnMainActor: () -> Bool, owner: () -> Resolution
+        isOnMainActor: () -> Bool, owner: Resolution?
     ) throws(InjectionError) -> ContainerState.Claim {
         if let failure = verification?.failure(for: requested) { throw failure }
         var replaced: AnyObject?  // Released after unlocking.
         defer { _ = replaced }
+        let id = ObjectIdentifier(self)
         let claim = state.withLock { state in
             let claim = state.claim(
-                requested, in: ObjectIdentifier(self), isAsync: isAsync, isInChain: isInChain, isOnMainActor: isOnMainActor, owner: owner)
+                requested, in: id, isAsync: isAsync, isInChain: isInChain, caches: cache != nil,
+                isOnMainActor: isOnMainActor, owner: owner)
             switch claim {
-            case .cached(let box, cacheable: true): replaced = cache?.insert(box, for: requested, in: ObjectIdentifier(self))
-            case .build(let registration, nil, _, _, cacheable: true):
-                replaced = cache?.insert(registration, for: requested, in: ObjectIdentifier(self))
-            default: return claim
+            case .cached(let box, cacheable: true): replaced = cache?.insert(box, for: requested, in: id)
+            case .build(let registration, nil, _, _, cacheable: true): replaced = cache?.insert(registration, for: requested, in: id)
+            default: break
             }
-            if cache != nil { state.noteInThreadCaches(requested) }
             return claim
         }
-        if case .fail(let failure) = claim { throw error(failure, requested, parent: parent) }
-        return claim
+        switch claim {
+        case .notRegistered: throw .notRegistered(requested, chain: chain(parent, then: requested), names: names)
+        case .cycle: throw cycle(requested, path: (parent?.path(from: requested, in: id) ?? []) + [requested])
+        case .wrongIsolation: throw .wrongIsolation(requested, chain: chain(parent, then: requested), names: names)
+        case .asyncFactory(let lifetime):
+            throw .asyncFactory(requested, lifetime: lifetime, chain: chain(parent, then: requested), names: names)
+        default: return claim
+        }
     }
 
     /// Completes a factory's run: checks a `.weak` instance is a class instance, completes the build
@@ -190,10 +200,10 @@ extension InjectionContainer {
         defer { _ = replaced }
         let completion = state.withLock { state in
             let completion = state.complete(
-                registration, build: build, epoch: frame.epoch, instance: cacheable ? instance : nil, recordedEdges: frame.recordsEdges)
+                registration, build: build, epoch: frame.epoch, instance: cacheable ? instance : nil,
+                recordedEdges: frame.recordsEdges, caches: cache != nil)
             if completion.cached, let cache, let instance {
                 replaced = cache.insert(instance, for: registration.type, in: ObjectIdentifier(self))
-                state.noteInThreadCaches(registration.type)
             }
             if let woken = completion.woken {
                 WaitGraph.finished(woken)  // Lock order: container → wait graph.
@@ -244,7 +254,7 @@ extension InjectionContainer {
     /// The synchronous slow path, from the fast path.
     func resolveSlowly(_ requested: AnyType, binding: Binding?, caller: (any Actor)?) throws(InjectionError) -> Box {
         try ThreadState.withCurrent { (thread) throws(InjectionError) -> Box in
-            try resolveSlowly(requested, binding: binding, thread: thread, caches: true, isOnMainActor: { MainActorCheck.isMainActor(caller) })
+            try resolveSlowly(requested, binding: binding, thread: thread, caches: true, isOnMainActor: { OSThread.isMainActor(caller) })
         }
     }
 
@@ -259,15 +269,12 @@ extension InjectionContainer {
         // A builder's closure depends on nothing: a build inside its own build is recursion, not a cycle.
         let isInChain = !requested.isBuilder && parent?.contains(requested, in: id) == true
         let cache = caches ? thread.cache?.takeUnretainedValue() : nil
+        // A build continues its parent's resolution, or starts one, whose root frame it is.
+        let owner = startsResolution ? nil : parent?.resolution
         while true {
-            // A build continues its parent's resolution, or starts one, whose root frame it is.
-            var started: Resolution?
-            let owner = { () -> Resolution in
-                if let parent, !startsResolution { return parent.resolution }
-                started = Resolution()
-                return started!
-            }
-            switch try claim(requested, parent: parent, isAsync: false, isInChain: isInChain, cache: cache, isOnMainActor: isOnMainActor, owner: owner) {
+            let claim = try claim(
+                requested, parent: parent, isAsync: false, isInChain: isInChain, cache: cache, isOnMainActor: isOnMainActor, owner: owner)
+            switch claim {
             case .cached(let instance, _):
                 return instance
             case .wait(let build):
@@ -275,7 +282,7 @@ extension InjectionContainer {
             case .build(let registration, let build, let recordsEdges, let epoch, _):
                 let frame = Frame(
                     container: id, type: requested, epoch: epoch, parent: parent, startsResolution: startsResolution,
-                    recordsEdges: recordsEdges, resolution: started)
+                    recordsEdges: recordsEdges, resolution: owner == nil ? build?.owner : nil)
                 return try Self.withFrame(frame) { (frame) -> Result<Box, InjectionError> in
                     let made = run(frame, thread: thread, transaction: binding?.transaction) { try registration.make() }
                     let outcome = complete(
@@ -284,8 +291,8 @@ extension InjectionContainer {
                     guard let root = frame.read({ $0.isRoot ? $0.resolution : nil }) else { return outcome }
                     return close(root, outcome, of: registration)
                 }.get()
-            case .hop, .fail:
-                throw error(.wrongIsolation, requested, parent: parent)  // A synchronous claim neither hops nor returns a failure.
+            default:
+                preconditionFailure("Injection: a synchronous claim hopped, or a failed claim was not thrown")
             }
         }
     }
@@ -298,9 +305,7 @@ extension InjectionContainer {
         let waiting = try joinWaitGraph(for: build, from: parent)
         if waiting != nil { waitHooks.afterJoining?(build.type) }
         defer { if let waiting { WaitGraph.endWaiting(waiting) } }
-        state.withLock { state in
-            while state.isBuilding(build) { self.state.wait() }
-        }
+        state.wait { !$0.isBuilding(build) }
     }
 
     /// Records in the wait-for graph that the resolution of `parent` (if any: see
@@ -333,7 +338,7 @@ extension InjectionContainer {
         let isInChain = parent?.contains(requested, in: id) ?? false
         while true {
             let owner = Resolution()  // Async builds start resolutions of their own.
-            switch try claim(requested, parent: parent, isAsync: true, isInChain: isInChain, cache: nil, isOnMainActor: { false }, owner: { owner }) {
+            switch try claim(requested, parent: parent, isAsync: true, isInChain: isInChain, cache: nil, isOnMainActor: { false }, owner: owner) {
             case .cached(let instance, _):
                 return instance
             case .hop:
@@ -368,8 +373,8 @@ extension InjectionContainer {
                     made, of: registration, build: build, frame: .heap(frame), cache: nil, transaction: transaction,
                     defersPostConstruction: false)
                 return try withExtendedLifetime(task) { close(owner, outcome, of: registration) }.get()
-            case .fail:
-                preconditionFailure("Injection: a failed claim was thrown")
+            default:
+                preconditionFailure("Injection: a failed claim was not thrown")
             }
         }
     }
@@ -414,17 +419,6 @@ extension InjectionContainer {
         _injection_thread_stack(&low, &size)
         guard _injection_stack_position() >= low else { return nil }
         return .tooDeep(requested, chain: chain(parent, then: requested), stackSize: size, names: names)
-    }
-
-    /// The error for a failed claim of `requested` under `parent`.
-    func error(_ failure: ContainerState.Failure, _ requested: AnyType, parent: FrameRef?) -> InjectionError {
-        switch failure {
-        case .notRegistered: .notRegistered(requested, chain: chain(parent, then: requested), names: names)
-        case .cycle:
-            cycle(requested, path: (parent?.path(from: requested, in: ObjectIdentifier(self)) ?? []) + [requested])
-        case .wrongIsolation: .wrongIsolation(requested, chain: chain(parent, then: requested), names: names)
-        case .asyncFactory(let lifetime): .asyncFactory(requested, lifetime: lifetime, chain: chain(parent, then: requested), names: names)
-        }
     }
 
     /// The cycle error for `path`, whose advice depends on whether a type on it keeps its instance.

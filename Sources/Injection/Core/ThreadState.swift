@@ -39,6 +39,7 @@ final class ThreadState: ManagedBuffer<(binding: Binding?, stackLimit: UInt, cac
     deinit { cache?.release() }
 
     /// Runs `body` with `binding` as the thread's binding, then restores the one before.
+    @inline(__always)  // The transient graph target (≤ 3.5x) fails without it.
     func bind<Result, Failure: Error>(_ binding: Binding?, _ body: () throws(Failure) -> Result) throws(Failure) -> Result {
         let outer = self.binding
         self.binding = binding

@@ -79,10 +79,11 @@ import _InjectionPlatform
         beforeJoining: (@Sendable (Any.Type) -> Void)?,
         afterJoining: (@Sendable (Any.Type) -> Void)?
     ) {
-        var hooks = WaitHooks()
-        if let beforeJoining { hooks.beforeJoining = { @Sendable type in beforeJoining(type.type) } }
-        if let afterJoining { hooks.afterJoining = { @Sendable type in afterJoining(type.type) } }
-        container.waitHooks = hooks
+        func hook(_ body: (@Sendable (Any.Type) -> Void)?) -> (@Sendable (AnyType) -> Void)? {
+            guard let body else { return nil }
+            return { @Sendable key in body(key.type) }
+        }
+        container.waitHooks = (hook(beforeJoining), hook(afterJoining))
     }
 
     /// Whether a resolution was told to wait for the build of `type` now in progress in `container`.
@@ -199,9 +200,9 @@ extension InjectionProbe {
         @discardableResult
         public mutating func register(_ type: Any.Type, lifetime: InjectionLifetime, isolation: Isolation = .none) -> Changes {
             let registration = switch isolation {
-            case .none: Registration(AnyType(type), lifetime: lifetime, file: #fileID, factory: { Instance() }, postConstruction: nil)
-            case .mainActor: Registration(AnyType(type), lifetime: lifetime, file: #fileID, mainActorFactory: { Instance() }, postConstruction: nil)
-            case .async: Registration(AnyType(type), lifetime: lifetime, file: #fileID, asyncFactory: { Instance() })
+            case .none: Registration(AnyType(type), lifetime: lifetime, file: #fileID, factory: { type }, postConstruction: nil)
+            case .mainActor: Registration(AnyType(type), lifetime: lifetime, file: #fileID, mainActorFactory: { type }, postConstruction: nil)
+            case .async: Registration(AnyType(type), lifetime: lifetime, file: #fileID, asyncFactory: { type })
             }
             lastRegistered = ObjectIdentifier(registration)
             return Self.changes(state.replace(AnyType(type), with: registration) ?? .init())
@@ -218,8 +219,8 @@ extension InjectionProbe {
             inheritedEpoch: UInt64? = nil
         ) -> Claim {
             let claim = state.claim(
-                AnyType(type), in: container, isAsync: isAsync, isInChain: isInChain,
-                isOnMainActor: { onMainActor }, owner: { Resolution() })
+                AnyType(type), in: container, isAsync: isAsync, isInChain: isInChain, caches: false,
+                isOnMainActor: { onMainActor }, owner: nil)
             switch claim {
             case .cached: return .cached
             case .wait: return .wait
@@ -228,10 +229,10 @@ extension InjectionProbe {
                 // A frame that continues a resolution keeps its epoch, as `Frame`'s initializer says.
                 let frameEpoch = inheritedEpoch ?? epoch
                 return .build(build.map { Build(registration: registration, build: $0, epoch: frameEpoch) }, cacheable: cacheable)
-            case .fail(.notRegistered): return .notRegistered
-            case .fail(.cycle): return .cycle
-            case .fail(.wrongIsolation): return .wrongIsolation
-            case .fail(.asyncFactory): return .asyncFactory
+            case .notRegistered: return .notRegistered
+            case .cycle: return .cycle
+            case .wrongIsolation: return .wrongIsolation
+            case .asyncFactory: return .asyncFactory
             }
         }
 
@@ -244,13 +245,13 @@ extension InjectionProbe {
             guard let registration = build?.registration ?? state[AnyType(type)] else { return (false, false) }
             let completion = state.complete(
                 registration, build: build?.build, epoch: build?.epoch ?? state.epoch,
-                instance: succeeding ? Box.make(Instance()) : nil, recordedEdges: recordedEdges)
+                instance: succeeding ? Box.make(Box.make(0)) : nil, recordedEdges: recordedEdges, caches: false)
             return (completion.cached, completion.woken != nil)
         }
 
         /// Notes that a thread's cache holds `type`, as the container does when it copies an instance there.
         public mutating func noteInThreadCache(_ type: Any.Type) {
-            state.noteInThreadCaches(AnyType(type))
+            state.slots[AnyType(type)]?.isInThreadCaches = true
         }
 
         /// Resets, as `resetCurrentContainer()` does.
@@ -269,13 +270,5 @@ extension InjectionProbe {
                 threadCacheKeys: evictions.threadCacheKeys.count)
         }
 
-        private final class Instance: Sendable {}
     }
-}
-
-/// Points where a test acts while a synchronous resolve starts waiting for another's build: before it
-/// joins the wait-for graph and after. Each gets the type being built. Empty outside tests.
-struct WaitHooks: Sendable {
-    var beforeJoining: (@Sendable (AnyType) -> Void)?
-    var afterJoining: (@Sendable (AnyType) -> Void)?
 }

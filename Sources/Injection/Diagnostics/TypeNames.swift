@@ -10,16 +10,12 @@ import _InjectionPlatform
 /// The names are worked out from the container's registrations when a message or graph needs them, and
 /// kept until the registrations change: registering costs nothing here.
 final class TypeNames: Sendable {
-    private struct Cache {
-        /// The registrations' ``ContainerState/generation`` these names were worked out for.
-        var generation: UInt64
-        /// Short name → the qualified names of the registered types with it.
-        var qualifiedNames: [String: [String]]
-        /// The file that registered each type.
-        var files: [ObjectIdentifier: String]
-        /// The types registered in more than one role: as themselves, as a key, as a builder.
-        var multiRole: Set<ObjectIdentifier>
-    }
+    /// The names worked out for the registrations of one ``ContainerState/generation``: short name → the
+    /// qualified names of the registered types with it; the file that registered each type; the types
+    /// registered in more than one role (as themselves, as a key, as a builder).
+    private typealias Cache = (
+        generation: UInt64, qualifiedNames: [String: [String]], files: [ObjectIdentifier: String], multiRole: Set<ObjectIdentifier>
+    )
 
     /// A type's names: as code outside its module writes it, and qualified by its module.
     private typealias Spelling = (written: String, qualified: String)
@@ -97,7 +93,7 @@ final class TypeNames: Sendable {
                 names[spelling.written, default: []].append(spelling.qualified)
             }
         }
-        let fresh = Cache(generation: generation, qualifiedNames: names, files: files, multiRole: multiRole)
+        let fresh: Cache = (generation, names, files, multiRole)
         worked.withLock {
             $0.cache = fresh
             $0.spellings += spellings
@@ -184,7 +180,7 @@ final class TypeNames: Sendable {
 protocol OptionalType {
     static var wrappedType: Any.Type { get }
     var isNil: Bool { get }
-    /// The wrapped value's class instance (see `Instance.object`), or `nil`.
+    /// The wrapped value's class instance (see `Box.object(of:)`), or `nil`.
     var wrappedObject: AnyObject? { get }
 }
 
@@ -195,5 +191,5 @@ extension Optional: OptionalType {
         guard let wrapped = self else { return true }
         return _isOptional(Wrapped.self) && ((wrapped as? any OptionalType)?.isNil ?? false)
     }
-    var wrappedObject: AnyObject? { self.flatMap { Instance.object($0) } }
+    var wrappedObject: AnyObject? { self.flatMap { Box.object(of: $0) } }
 }

@@ -7,19 +7,14 @@
 /// again. Cost: one parked thread (and what it holds) per registration whose factory fails that way;
 /// none when the graph is sound.
 final class Verification: Sendable {
-    /// What the run has left and has found.
-    private struct Progress {
-        var pending: [AnyType] = []
-        var remaining = 0
-        var problems: [InjectionError] = []
-        /// Why the build of a key was abandoned (its thread parked), so later resolves fail fast.
-        var failures: [AnyType: InjectionError] = [:]
-        /// Resolves one type, returning its problem or `nil`. (Not a typed-throws closure: storing one needs
-        /// that function type's metadata, which only the Swift 6.0 runtime, iOS 18 / macOS 15, can make.)
-        var resolve: (@Sendable (AnyType) -> InjectionError?)?
-    }
-
-    private let progress = LockedState(Progress())
+    /// What the run has left and has found: the types not resolved yet, how many have not finished, the
+    /// problems found, why the build of a key was abandoned (its thread parked, so later resolves fail
+    /// fast), and how to resolve one type, returning its problem or `nil`. (Not a typed-throws closure:
+    /// storing one needs that function type's metadata, which only the Swift 6.0 runtime, iOS 18 /
+    /// macOS 15, can make.)
+    private let progress = LockedState((
+        pending: [AnyType](), remaining: 0, problems: [InjectionError](), failures: [AnyType: InjectionError](),
+        resolve: (@Sendable (AnyType) -> InjectionError?)?.none))
 
     /// Resolves each of `types` with `resolve` on worker threads; returns every problem found, once each.
     func run(_ types: [AnyType], resolve: @escaping @Sendable (AnyType) -> InjectionError?) -> [InjectionError] {
@@ -29,8 +24,8 @@ final class Verification: Sendable {
             $0.resolve = resolve
         }
         if !types.isEmpty { startWorker() }
+        progress.wait { $0.remaining == 0 }
         return progress.withLock { progress in
-            while progress.remaining > 0 { self.progress.wait() }
             progress.resolve = nil
             return Self.distinct(progress.problems)
         }

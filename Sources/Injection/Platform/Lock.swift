@@ -2,55 +2,44 @@
 // which declares the same API on every platform, so no Swift file names one.
 import _InjectionPlatform
 
-/// A mutex with a condition variable (the C layer's `_injection_lock`): `pthread_mutex_t` and
-/// `pthread_cond_t`, error-checking in debug builds.
-final class Lock: @unchecked Sendable {  // Self-synchronised.
-    private let lock = _injection_lock_create()
-
-    init() {}
-
-    deinit { _injection_lock_destroy(lock) }
-
-    func withLock<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
-        _injection_lock_lock(lock)
-        defer { _injection_lock_unlock(lock) }
-        return try body()
-    }
-
-    /// Waits on the condition; call with the lock held.
-    func wait() { _injection_lock_wait(lock) }
-
-    /// Wakes every thread waiting on the condition.
-    func broadcast() { _injection_lock_broadcast(lock) }
-}
-
 /// A value reachable only under its lock, in the shape of swift-nio's `NIOLockedValueBox`: the value is a
 /// `ManagedBuffer`'s header, so reading and writing it inside ``withLock(_:)`` pays no run-time
-/// exclusivity check, and nothing can reach it outside.
+/// exclusivity check, and nothing can reach it outside. The lock is the C layer's `_injection_lock`, the
+/// buffer's one element: a `pthread_mutex_t` (error-checking in debug builds) with a condition variable.
 struct LockedState<State>: @unchecked Sendable {  // The state is touched only under the lock.
-    private final class Buffer: ManagedBuffer<State, Lock> {
-        deinit { _ = withUnsafeMutablePointerToElements { $0.deinitialize(count: 1) } }
+    private final class Buffer: ManagedBuffer<State, OpaquePointer> {
+        deinit { withUnsafeMutablePointerToElements { _injection_lock_destroy($0.pointee) } }
     }
 
     private let buffer: Buffer
 
     init(_ state: State) {
         buffer = Buffer.create(minimumCapacity: 1) { _ in state } as! Buffer
-        buffer.withUnsafeMutablePointerToElements { $0.initialize(to: Lock()) }
+        buffer.withUnsafeMutablePointerToElements { $0.initialize(to: _injection_lock_create()) }
     }
 
     /// Runs `body` on the state, under the lock.
     func withLock<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
         try buffer.withUnsafeMutablePointers { (state, lock) throws(Failure) -> Result in
-            try lock.pointee.withLock { () throws(Failure) -> Result in try body(&state.pointee) }
+            _injection_lock_lock(lock.pointee)
+            defer { _injection_lock_unlock(lock.pointee) }
+            return try body(&state.pointee)
         }
     }
 
-    /// Waits on the lock's condition; call inside ``withLock(_:)``.
-    func wait() { buffer.withUnsafeMutablePointerToElements { $0.pointee.wait() } }
+    /// Blocks until `isDone` holds of the state, waiting on the lock's condition (``broadcast()``) between
+    /// checks. Each check reads the state anew, through the buffer: inside ``withLock(_:)``, whose `inout`
+    /// promises the state is the closure's alone, the optimizer may keep it in registers across a wait.
+    func wait(until isDone: (State) -> Bool) {
+        buffer.withUnsafeMutablePointers { state, lock in
+            _injection_lock_lock(lock.pointee)
+            defer { _injection_lock_unlock(lock.pointee) }
+            while !isDone(state.pointee) { _injection_lock_wait(lock.pointee) }
+        }
+    }
 
-    /// Wakes every thread waiting in ``wait()``.
-    func broadcast() { buffer.withUnsafeMutablePointerToElements { $0.pointee.broadcast() } }
+    /// Wakes every thread waiting in ``wait(until:)``.
+    func broadcast() { buffer.withUnsafeMutablePointerToElements { _injection_lock_broadcast($0.pointee) } }
 }
 
 extension UnsafeMutablePointer where Pointee == UInt64 {

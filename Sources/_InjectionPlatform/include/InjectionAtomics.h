@@ -1,7 +1,6 @@
 // Atomic words shared between threads: the count of live resolution contexts, a container's epoch, and
 // whether a resolution has ended.
-#ifndef INJECTION_ATOMICS_H
-#define INJECTION_ATOMICS_H
+#pragma once
 
 #include <stdint.h>
 
@@ -17,5 +16,3 @@ uint64_t _injection_load_u64(const uint64_t *_Nonnull word);
 
 /// Stores, with release ordering, a 64-bit word that other threads read with `_injection_load_u64`.
 void _injection_store_u64(uint64_t *_Nonnull word, uint64_t value);
-
-#endif

@@ -1,7 +1,6 @@
 // The mutex and condition variable behind every lock of the library except the one-word locks
 // (`InjectionCacheLock.h`: each thread's cache lock and `InjectLazy`'s).
-#ifndef INJECTION_LOCK_H
-#define INJECTION_LOCK_H
+#pragma once
 
 /// A mutex and a condition variable in one heap block whose address never moves. Opaque.
 typedef struct _injection_lock _injection_lock;
@@ -31,5 +30,3 @@ int _injection_locks_held(void);
 
 // Every function aborts with a message naming the failed call and its error code if the OS reports an
 // error (for example a debug build's error-checking mutex unlocked by a thread that does not hold it).
-
-#endif

@@ -46,8 +46,9 @@ void _injection_thread_state_lend(void *_Nullable state);
 
 // MARK: Starting threads
 
-/// What a thread started with `_injection_thread_start` runs.
-typedef void (*_injection_thread_body)(void *_Nullable context);
+/// What a thread started with `_injection_thread_start` runs: a `pthread_create` start routine, whose
+/// result is ignored.
+typedef void *_Nullable (*_injection_thread_body)(void *_Nullable context);
 
 /// Starts a detached thread with a stack of `stack_size` bytes (a multiple of 16 KiB) that runs
 /// `body(context)`. Aborts with a message if the thread cannot be created.

@@ -236,6 +236,7 @@ final class SizedStackThread: @unchecked Sendable {
     init() {
         _injection_thread_start({ context in
             Unmanaged<SizedStackThread>.fromOpaque(context!).takeRetainedValue().serve()
+            return nil
         }, Unmanaged.passRetained(self).toOpaque(), sizedStack)
     }
 

@@ -1,0 +1,274 @@
+import Foundation
+@_spi(Testing) import Injection
+import Testing
+
+// A released container frees what every thread's cache held of it (a thread exiting at that moment frees its
+// own entries on its way out), and a container made later, often at the freed one's address, sees none of
+// it: on the releasing thread, on other threads, inside a factory that is running, and however many
+// containers a thread has cached from.
+
+private final class Wrapper: Sendable {}
+private final class R0: Sendable {}
+private final class Owner: Sendable {
+    let container: InjectionContainer
+    init(_ container: InjectionContainer) { self.container = container }
+}
+private final class Blocker: Sendable { init() {} }
+private final class OtherTransient: Sendable {
+    let token: CountedToken
+    init(token: CountedToken) { self.token = token }
+}
+
+/// Whether freed memory comes back at once, as malloc gives it: AddressSanitizer quarantines freed memory, so
+/// under it no test can provoke address reuse (and the reuse tests check only that nothing stale is seen).
+private func allocatorReusesAddresses() -> Bool {
+    var seen: Set<ObjectIdentifier> = []
+    for _ in 0..<64 {
+        let container = InjectionContainer()  // Freed at the end of each iteration.
+        if !seen.insert(ObjectIdentifier(container)).inserted { return true }
+    }
+    return false
+}
+
+private final class Serial: Sendable {
+    let value: Int
+    init(_ value: Int) { self.value = value }
+}
+private final class Slot: @unchecked Sendable {
+    private let lock = NSLock()
+    private var containers: [(Int, InjectionContainer)] = []
+    func put(_ serial: Int, _ container: InjectionContainer, at index: Int) {
+        lock.withLock {
+            if containers.count <= index { containers.append((serial, container)) } else { containers[index] = (serial, container) }
+        }
+    }
+    func get(_ index: Int) -> (Int, InjectionContainer)? { lock.withLock { containers.isEmpty ? nil : containers[index % containers.count] } }
+}
+
+@Suite("A released container: its entries freed everywhere, nothing stale at its address")
+struct ContainerReleaseTests {
+    /// Hundreds of containers alive on one thread, each with a table: lookups find the right one, resolves
+    /// hit the cache, and containers released in random order leave nothing for containers made after them
+    /// (which malloc often puts at a freed one's address).
+    @Test("hundreds of containers on one thread: right entries, cache hits, no stale entries at reused addresses")
+    func manyContainers() throws {
+        var random = SeededRandom(seed: 42)
+        var containers: [InjectionContainer] = []
+        var made: [ObjectIdentifier: ObjectIdentifier] = [:]  // container → its instance
+        for _ in 0..<400 {
+            let container = InjectionContainer()
+            container.register(Wrapper.self, lifetime: .scoped) { Wrapper() }
+            container.register(R0.self, lifetime: .transient) { R0() }
+            #expect(InjectionProbe.threadCacheEntry(for: Wrapper.self, in: container) == .none)
+            made[ObjectIdentifier(container)] = ObjectIdentifier(try container.resolve(Wrapper.self))
+            for _ in 0..<2 { _ = try container.resolve(R0.self) }
+            containers.append(container)
+        }
+        var seenReuse = 0
+        for round in 0..<6 {
+            for container in containers {
+                #expect(InjectionProbe.threadCacheEntry(for: Wrapper.self, in: container) == .instance)
+                #expect(InjectionProbe.threadCacheEntry(for: R0.self, in: container) == .factory)
+                #expect(ObjectIdentifier(try container.resolve(Wrapper.self)) == made[ObjectIdentifier(container)])
+            }
+            containers.shuffle(using: &random)
+            let released = Set(containers.suffix(150).map(ObjectIdentifier.init))
+            containers.removeLast(150)
+            for id in released { made[id] = nil }
+            for _ in 0..<150 {
+                let container = InjectionContainer()
+                if released.contains(ObjectIdentifier(container)) { seenReuse += 1 }
+                container.register(Wrapper.self, lifetime: .scoped) { Wrapper() }
+                container.register(R0.self, lifetime: .transient) { R0() }
+                #expect(InjectionProbe.threadCacheEntry(for: Wrapper.self, in: container) == .none, "round \(round)")
+                #expect(InjectionProbe.threadCacheEntry(for: R0.self, in: container) == .none, "round \(round)")
+                made[ObjectIdentifier(container)] = ObjectIdentifier(try container.resolve(Wrapper.self))
+                for _ in 0..<2 { _ = try container.resolve(R0.self) }
+                containers.append(container)
+            }
+        }
+        #expect(seenReuse > 0 || !allocatorReusesAddresses(), "no address was reused: the test did not exercise reuse")
+        print("manyContainers: \(seenReuse) reused")
+    }
+
+    /// A container that only resolved (on another thread) and was released there; a container made at its
+    /// address on this thread. Also copies (`InjectionContainer(copying:)`) and a container that never
+    /// registered anything.
+    @Test("a container at a freed container's address sees none of its entries: plain, copies, from another thread")
+    func addressReuse() throws {
+        for kind in 0..<3 {
+            var freed: Set<ObjectIdentifier> = []
+            for _ in 0..<50 {
+                let base = InjectionContainer()
+                base.register(Wrapper.self, lifetime: .scoped) { Wrapper() }
+                let container = kind == 1 ? InjectionContainer(copying: base) : base
+                _ = try container.resolve(Wrapper.self)
+                #expect(InjectionProbe.threadCacheEntry(for: Wrapper.self, in: container) == .instance)
+                if kind == 2 {
+                    // Also cached on another thread, which releases the last reference.
+                    let box = Owner(container)
+                    let done = Gate()
+                    onThread { [box] in
+                        _ = try? box.container.resolve(Wrapper.self)
+                        done.open()
+                    }
+                    #expect(done.wait())
+                }
+                freed.insert(ObjectIdentifier(container))
+            }
+            var reused = 0
+            var keep: [InjectionContainer] = []
+            for _ in 0..<300 {
+                let fresh = InjectionContainer()
+                keep.append(fresh)
+                if freed.contains(ObjectIdentifier(fresh)) {
+                    reused += 1
+                    #expect(InjectionProbe.threadCacheEntry(for: Wrapper.self, in: fresh) == .none)
+                    fresh.register(Wrapper.self, lifetime: .scoped) { Wrapper() }
+                    #expect(InjectionProbe.threadCacheEntry(for: Wrapper.self, in: fresh) == .none)
+                }
+            }
+            #expect(reused > 0 || !allocatorReusesAddresses(), "kind \(kind): no reuse seen")
+            print("addressReuse kind \(kind): \(reused) reused")
+        }
+    }
+
+    /// Threads resolve from containers that another thread keeps replacing (the last reference often
+    /// dropped by a resolving thread); new containers often land at freed addresses. Each container's
+    /// instances name its serial: a resolve that returns another serial read a stale table.
+    @Test("containers freed and remade at the same addresses while other threads resolve from them")
+    func concurrentForget() {
+        let slots = Slot()
+        for index in 0..<8 {
+            let container = InjectionContainer()
+            container.register(Serial.self, lifetime: .scoped) { Serial(index) }
+            container.register(R0.self, lifetime: .transient) { R0() }
+            slots.put(index, container, at: index)
+        }
+        let stale = Counter(), done = Counter(), resolves = Counter()
+        runOnThreads(3) { thread in
+            if thread == 0 {
+                for serial in 8..<3000 {
+                    let container = InjectionContainer()
+                    container.register(Serial.self, lifetime: .scoped) { Serial(serial) }
+                    container.register(R0.self, lifetime: .transient) { R0() }
+                    slots.put(serial, container, at: serial % 8)
+                }
+                done.increment()
+            } else {
+                var i = thread
+                while done.value == 0 {
+                    i &+= 7
+                    guard let (serial, container) = slots.get(i) else { continue }
+                    if (try? container.resolve(Serial.self))?.value != serial { stale.increment() }
+                    resolves.increment()
+                    _ = try? container.resolve(R0.self)
+                }
+            }
+        }
+        #expect(stale.value == 0)
+        print("concurrentForget: \(resolves.value) resolves")
+    }
+
+    /// Thread T holds entries of container B (an instance and a transient's registration) and runs a cached
+    /// transient of container A, which waits. Another thread also caches B's entries; B's last reference is
+    /// dropped on a third thread. B's instance goes at once, B's transient registration by the time T's
+    /// resolve returns, and a container made then (often at B's address) shows T nothing of B, inside A's
+    /// running factory and after.
+    @Test("a container released on another thread while a thread holding its entries runs a cached transient frees them, and a container at its address shows that thread none of them")
+    func releasedWhileAnotherThreadRunsACachedTransient() throws {
+        for round in 0..<20 {
+            let live = LiveTokens(), registrations = LiveTokens()
+            let a = InjectionContainer()
+            let bSlot = ContainerSlot(nil)
+            weak var weakB: InjectionContainer?
+            let weakInstance = WeakHolder()
+            weak var weakTransientRegistration: AnyObject?
+            do {
+                let b = InjectionContainer()
+                stRegister(ST0.self, index: 0, serial: 1, in: b, lifetime: .scoped, live: live, registrations: registrations)
+                let token = CountedToken(5, serial: 1, live: registrations)
+                b.register(OtherTransient.self, lifetime: .transient) { OtherTransient(token: token) }
+                weakB = b
+                weakTransientRegistration = InjectionProbe.registration(for: OtherTransient.self, in: b)
+                bSlot.value = b
+            }
+            let running = Gate(), proceed = Gate(), checked = Gate()
+            let mode = AtomicWord(0)
+            let seenInside = Collector<String>()
+            let reuseSlot = ContainerSlot(nil)
+            a.register(Blocker.self, lifetime: .transient) {
+                if mode.value == 1 {
+                    mode.value = 0
+                    running.open()
+                    _ = proceed.wait()
+                    // Still inside A's transient: the new container (maybe at B's address) shows nothing of B.
+                    if let fresh = reuseSlot.value {
+                        if InjectionProbe.threadCacheEntry(for: OtherTransient.self, in: fresh) != .none { seenInside.append("entry") }
+                        if InjectionProbe.threadCacheEntry(for: ST0.self, in: fresh) != .none { seenInside.append("instance entry") }
+                        for _ in 0..<3 {
+                            guard let made = try? fresh.resolve(OtherTransient.self) else { seenInside.append("fresh failed"); continue }
+                            if made.token.serial != 2 { seenInside.append("stale transient \(made.token.serial)") }
+                        }
+                        if (try? stResolve(ST0.self, in: fresh))?.token.serial != 2 { seenInside.append("stale instance") }
+                    }
+                    checked.wait()
+                }
+                return Blocker()
+            }
+            let bothCached = Counter()
+            let tDone = Gate(), uDone = Gate()
+            // U stays alive until B is gone, so B's deinit is what drops U's entries: a thread that exits
+            // meanwhile releases its own a moment later, on its way out (seen once in CI).
+            let uExits = Gate()
+            defer { uExits.open() }
+            onThread {
+                do {  // T's own reference to B ends with this block.
+                    guard let b = bSlot.value else { return }
+                    weakInstance.object = try? stResolve(ST0.self, in: b)
+                    for _ in 0..<3 { _ = try? b.resolve(OtherTransient.self) }
+                }
+                for _ in 0..<3 { _ = try? a.resolve(Blocker.self) }
+                bothCached.increment()
+                mode.value = 1
+                _ = try? a.resolve(Blocker.self)
+                tDone.open()
+            }
+            onThread {
+                do {
+                    if let b = bSlot.value {
+                        _ = try? stResolve(ST0.self, in: b)
+                        for _ in 0..<3 { _ = try? b.resolve(OtherTransient.self) }
+                    }
+                }
+                bothCached.increment()
+                uDone.open()
+                _ = uExits.wait()
+            }
+            #expect(bothCached.wait(atLeast: 2))
+            #expect(uDone.wait())
+            #expect(running.wait())
+            // Dropped on a third thread, which holds the last reference.
+            let dropped = Gate()
+            onThread {
+                do { _ = bSlot.take() }
+                dropped.open()
+            }
+            #expect(dropped.wait())
+            #expect(waitUntil { weakB == nil }, "round \(round): B was not deinitialized")
+            #expect(weakInstance.object == nil, "round \(round): B's instance outlived B's deinit")
+            let fresh = InjectionContainer()
+            stRegister(ST0.self, index: 0, serial: 2, in: fresh, lifetime: .scoped, live: live, registrations: registrations)
+            let freshToken = CountedToken(5, serial: 2, live: registrations)
+            fresh.register(OtherTransient.self, lifetime: .transient) { OtherTransient(token: freshToken) }
+            reuseSlot.value = fresh
+            proceed.open()
+            checked.open()
+            #expect(tDone.wait())
+            #expect(seenInside.values.isEmpty, "round \(round): \(seenInside.values)")
+            #expect(weakTransientRegistration == nil, "round \(round): B's transient registration outlived B and T's resolve")
+            _ = reuseSlot.take()
+            _ = fresh
+        }
+    }
+}
