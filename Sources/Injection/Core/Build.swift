@@ -1,14 +1,12 @@
 /// A `.scoped` or `.singleton` instance being built by one resolution, as the others that wait for it
-/// see it. Made by the claim that starts the build (``ContainerState/claim(_:in:isAsync:isInChain:isOnMainActor:owner:)``);
-/// the build is in progress while its key's slot holds it. Threads wait on the container's condition,
-/// tasks suspend in ``asyncWaiters``; waiters that find it gone claim again.
-final class Build: @unchecked Sendable {  // `isWaitedFor`, `asyncWaiters`: under the container's lock; `isFinished`: under `WaitGraph`'s.
+/// see it. Made by the first claim told to wait (an uncontended build needs none); the build is in
+/// progress while its key's slot holds it. Threads wait on the container's condition, tasks suspend in
+/// ``asyncWaiters``; waiters that find it gone claim again.
+final class Build: @unchecked Sendable {  // `asyncWaiters`: under the container's lock; `isFinished`: under `WaitGraph`'s.
     /// The resolution building it.
     let owner: Resolution
     let container: ObjectIdentifier
     let type: AnyType
-    /// Whether a claim was told to wait for it: its completion then wakes waiters.
-    var isWaitedFor = false
     /// Tasks waiting for it.
     var asyncWaiters: [CheckedContinuation<Void, Never>] = []
     /// Whether it finished or was abandoned, for the wait-for graph: a waiter's edge to it is stale.

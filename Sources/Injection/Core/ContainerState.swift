@@ -20,8 +20,10 @@ struct ContainerState {
     /// A key's instance, or its build in progress.
     enum Held {
         case nothing
-        /// A `.scoped` or `.singleton` instance being built: waiters wait for this build.
-        case building(Build)
+        /// A `.scoped` or `.singleton` instance being built by this resolution, which nobody waits for.
+        case building(Resolution)
+        /// The same, once a claim was told to wait for it: the waiters wait for this build.
+        case waited(Build)
         case instance(Box)
         /// A `.weak` instance, while something else holds it.
         case weak(WeakReference)
@@ -75,11 +77,11 @@ struct ContainerState {
         case cached(Box, cacheable: Bool)
         /// Another resolution is building it: wait, then claim again.
         case wait(Build)
-        /// Run the factory. A cached lifetime comes with the build that others now wait for; a transient
-        /// with none, and `cacheable` says whether its registration may go into the thread's cache. The new
+        /// Run the factory. A cached lifetime comes with the resolution that now owns its build (others
+        /// wait for it; the completion names it); a transient with none, and `cacheable` says whether its registration may go into the thread's cache. The new
         /// frame records edges if `recordsEdges`. `epoch` is the container's now: the new frame's, unless it
         /// continues a resolution of this container, whose epoch it keeps (see ``Frame``'s initializer).
-        case build(Registration, Build?, recordsEdges: Bool, epoch: UInt64, cacheable: Bool)
+        case build(Registration, owner: Resolution?, recordsEdges: Bool, epoch: UInt64, cacheable: Bool)
         /// An async resolve must build a main-actor type: it hops to the main actor and claims there.
         case hop
         // Failures:
@@ -102,34 +104,48 @@ struct ContainerState {
         isOnMainActor: () -> Bool, owner: Resolution?
     ) -> Claim {
         guard let index = slots.index(forKey: key) else { return .notRegistered }
-        let registration = slots.values[index].registration
-        switch slots.values[index].held {
+        // In place: `slots.values[index]` read as a value would copy the slot, with a reference count per field.
+        return Self.claim(
+            &slots.values[index], key, in: container, isAsync: isAsync, isInChain: isInChain, caches: caches,
+            isOnMainActor: isOnMainActor, owner: owner, epoch: epoch)
+    }
+
+    private static func claim(
+        _ slot: inout Slot, _ key: AnyType, in container: ObjectIdentifier, isAsync: Bool, isInChain: Bool, caches: Bool,
+        isOnMainActor: () -> Bool, owner: Resolution?, epoch: UInt64
+    ) -> Claim {
+        let registration = slot.registration
+        switch slot.held {
         case .instance(let box):
-            if caches { slots.values[index].isInThreadCaches = true }
+            if caches { slot.isInThreadCaches = true }
             return .cached(box, cacheable: true)
         case .weak(let reference):
             if let object = reference.object { return .cached(Box.holding(object, as: reference.valueType), cacheable: false) }
-        case .building, .nothing: break
+        case .building, .waited, .nothing: break
         }
         if isInChain { return .cycle }
         if registration.kind == .mainActor && !isOnMainActor() { return isAsync ? .hop : .wrongIsolation }
         // Never block a thread on async work: a synchronous resolve cannot build or wait for it.
         if registration.kind == .async && !isAsync { return .asyncFactory(registration.lifetime) }
-        if case .building(let build) = slots.values[index].held {
-            build.isWaitedFor = true
+        switch slot.held {
+        case .building(let owner):  // The first waiter makes the build's handle: an uncontended build needs none.
+            let build = Build(owner: owner, container: container, type: key)
+            slot.held = .waited(build)
             return .wait(build)
+        case .waited(let build): return .wait(build)
+        default: break
         }
-        let recordsEdges = slots.values[index].recordsEdges && !isAsync
+        let recordsEdges = slot.recordsEdges && !isAsync
         guard registration.lifetime != .transient else {
             // A factory whose edges are known, and which has nothing to run after it, may run from the
             // thread's cache without this lock.
             let cacheable = !recordsEdges && registration.postConstruct == nil && registration.kind == .plain
-            if cacheable && caches { slots.values[index].isInThreadCaches = true }
-            return .build(registration, nil, recordsEdges: recordsEdges, epoch: epoch, cacheable: cacheable)
+            if cacheable && caches { slot.isInThreadCaches = true }
+            return .build(registration, owner: nil, recordsEdges: recordsEdges, epoch: epoch, cacheable: cacheable)
         }
-        let build = Build(owner: owner ?? Resolution(), container: container, type: key)
-        slots.values[index].held = .building(build)
-        return .build(registration, build, recordsEdges: recordsEdges, epoch: epoch, cacheable: false)
+        let owner = owner ?? Resolution()
+        slot.held = .building(owner)
+        return .build(registration, owner: owner, recordsEdges: recordsEdges, epoch: epoch, cacheable: false)
     }
 
     /// What finishing a build asks for: whether the instance was stored (cached, or held weakly for
@@ -139,31 +155,41 @@ struct ContainerState {
     typealias Completion = (stored: Bool, cached: Bool, woken: Build?, waiters: [CheckedContinuation<Void, Never>])
 
     /// Ends a run of `registration`'s factory that made `instance` (`nil` if it failed, or `nil` was
-    /// not cached), in a frame of `epoch`, and `build`, claimed for a cached lifetime. The instance is
+    /// not cached), in a frame of `epoch`, and the build `owner` claimed for a cached lifetime. The instance is
     /// cached only if the build is still current (its registration was not replaced, nor reset) and (but
     /// for a singleton) no reset happened since its resolution started; with `caches`, the claiming
     /// thread's cache takes it. Waiters of an abandoned build were woken when it was abandoned.
     mutating func complete(
-        _ registration: Registration, build: Build?, epoch buildEpoch: UInt64, instance: Box?, recordedEdges: Bool, caches: Bool
+        _ registration: Registration, owner: Resolution?, epoch buildEpoch: UInt64, instance: Box?, recordedEdges: Bool, caches: Bool
+    ) -> Completion {
+        guard let index = slots.index(forKey: registration.type) else { return (false, false, nil, []) }
+        return Self.complete(
+            &slots.values[index], registration, owner: owner, isCurrentEpoch: buildEpoch == epoch, instance: instance,
+            recordedEdges: recordedEdges, caches: caches)
+    }
+
+    private static func complete(
+        _ slot: inout Slot, _ registration: Registration, owner: Resolution?, isCurrentEpoch: Bool, instance: Box?,
+        recordedEdges: Bool, caches: Bool
     ) -> Completion {
         var completion: Completion = (false, false, nil, [])
-        guard let index = slots.index(forKey: registration.type), slots.values[index].registration === registration else {
-            return completion
-        }
-        if instance != nil && recordedEdges { slots.values[index].recordsEdges = false }
-        guard let build, case .building(let current) = slots.values[index].held, current === build else { return completion }
-        if build.isWaitedFor {
+        guard slot.registration === registration else { return completion }
+        if instance != nil && recordedEdges { slot.recordsEdges = false }
+        switch slot.held {
+        case .building(let current) where owner != nil && current === owner: break
+        case .waited(let build) where owner != nil && build.owner === owner:
             swap(&completion.waiters, &build.asyncWaiters)
             completion.woken = build
+        default: return completion
         }
-        slots.values[index].held = .nothing
-        if let instance, registration.lifetime == .singleton || buildEpoch == epoch {
+        slot.held = .nothing
+        if let instance, registration.lifetime == .singleton || isCurrentEpoch {
             if registration.lifetime != .weak {
-                slots.values[index].held = .instance(instance)
-                slots.values[index].isInThreadCaches = slots.values[index].isInThreadCaches || caches
+                slot.held = .instance(instance)
+                if caches { slot.isInThreadCaches = true }
                 completion.cached = true
             } else if let object = instance.object {
-                slots.values[index].held = .weak(WeakReference(object, type: registration.type, valueType: instance.type))
+                slot.held = .weak(WeakReference(object, type: registration.type, valueType: instance.type))
             }
             completion.stored = true
         }
@@ -172,13 +198,22 @@ struct ContainerState {
 
     /// The build of `key` in progress, if any.
     func build(of key: AnyType) -> Build? {
-        guard case .building(let build)? = slots[key]?.held else { return nil }
+        guard case .waited(let build)? = slots[key]?.held else { return nil }
         return build
+    }
+
+    /// Whether `owner` is still building `key` (a test probe).
+    func isBuilding(_ key: AnyType, by owner: Resolution) -> Bool {
+        switch slots[key]?.held {
+        case .building(let current)?: current === owner
+        case .waited(let build)?: build.owner === owner
+        default: false
+        }
     }
 
     /// Whether `build` is still in progress (a waiter keeps waiting) or was finished or abandoned.
     func isBuilding(_ build: Build) -> Bool {
-        guard case .building(let current)? = slots[build.type]?.held else { return false }
+        guard case .waited(let current)? = slots[build.type]?.held else { return false }
         return current === build
     }
 
@@ -214,18 +249,18 @@ struct ContainerState {
             released += other.released
         }
 
-        /// Takes what `slot` holds out of it.
-        fileprivate mutating func empty(_ slot: inout Slot) {
+        /// Takes what `slot` holds out of it, and its key out of every thread's cache.
+        fileprivate mutating func empty(_ slot: inout Slot, unlessSingleton: Bool = false) {
+            // A reset leaves singletons, and what holds nothing (a transient in thread caches stays there).
+            if unlessSingleton && (slot.held.isNothing || slot.registration.lifetime == .singleton) { return }
             switch slot.held {
             case .instance(let box):
                 instances.append((box, slot.registration.type, isTold: slot.registration.ownsInstances))
-            case .building(let build):
-                if build.isWaitedFor {
-                    abandoned.append(build)
-                    waiters += build.asyncWaiters
-                    build.asyncWaiters = []
-                }
-            case .weak, .nothing: break
+            case .waited(let build):
+                abandoned.append(build)
+                waiters += build.asyncWaiters
+                build.asyncWaiters = []
+            case .building, .weak, .nothing: break
             }
             slot.held = .nothing
             uncache(&slot)
@@ -246,8 +281,7 @@ struct ContainerState {
         // Index by index: iterating `slots.indices` would hold the storage, so the first change copied it.
         var index = slots.startIndex
         while index != slots.endIndex {
-            let slot = slots.values[index]
-            if slot.registration.lifetime != .singleton && !slot.held.isNothing { evictions.empty(&slots.values[index]) }
+            evictions.empty(&slots.values[index], unlessSingleton: true)
             slots.formIndex(after: &index)
         }
         return evictions
@@ -332,7 +366,11 @@ struct ContainerState {
     mutating func abandonBuilds(of owner: Resolution) -> (keys: [AnyType], evictions: Evictions) {
         var evictions = Evictions(), keys: [AnyType] = []
         for case (let key, let slot) in slots {
-            guard case .building(let build) = slot.held, build.owner === owner else { continue }
+            switch slot.held {
+            case .building(let current) where current === owner: break
+            case .waited(let build) where build.owner === owner: break
+            default: continue
+            }
             keys.append(key)
             evictions.empty(&slots[key]!)
         }

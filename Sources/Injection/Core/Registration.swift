@@ -5,10 +5,10 @@
 /// the container's lock. A new object per `register`: identity tells a build whether its registration
 /// is still the current one.
 ///
-/// Not generic: the factory is a closure that boxes its value (``make``), so registering a type makes
-/// no generic metadata for it.
+/// Not generic: the factory is wrapped in a closure that boxes its value (``make``), so registering a
+/// type makes no metadata for it. (Kept as it was given, in an `any Sendable`, the factory's function type
+/// would need metadata of its own per registered type, and a thunk: the launch targets failed with it.)
 final class Registration: Sendable {
-    typealias Make = @Sendable () throws -> Box
     typealias MakeAsync = @Sendable () async throws -> Box
     typealias PostConstruct = @Sendable (Box) throws -> Void
 
@@ -44,23 +44,43 @@ final class Registration: Sendable {
     let file: StaticString
     let lifetime: InjectionLifetime
     let kind: Kind
+    /// The type of the values made: `Value` of the register call (a key's `Value`, a builder's closure).
+    let valueType: Any.Type
     /// Whether the container tells its instances they are evicted and tracks them for leaks: not an
     /// instance the caller supplied (`register(_:instance:)`), nor a builder's closure.
     let ownsInstances: Bool
-    /// Runs a synchronous factory (a main-actor one only on the main actor) and boxes its value.
-    let make: Make
+    /// Runs the synchronous factory (a main-actor one only where a claim saw a main-actor caller) and boxes
+    /// its value.
+    let make: @Sendable () throws -> Box
+    /// A transient's factory, typed, for the thread caches (see ``TransientFactory``); `nil` for the others.
+    let transientFactory: TransientFactory?
     let options: Options?
 
-    private init(
-        _ type: AnyType, _ lifetime: InjectionLifetime, _ kind: Kind, file: StaticString, ownsInstances: Bool = true,
-        make: @escaping Make, options: Options?
+    private init<Value>(
+        _ type: AnyType, _ lifetime: InjectionLifetime, _ kind: Kind, valueType: Value.Type, file: StaticString,
+        ownsInstances: Bool = true, factory: @escaping @Sendable () throws -> Value, options: Options?
     ) {
         self.type = type
         self.file = file
         self.lifetime = lifetime
         self.kind = kind
+        self.valueType = valueType
         self.ownsInstances = ownsInstances
-        self.make = make
+        make = { Box.make(try factory()) }
+        transientFactory = lifetime == .transient ? TypedTransientFactory(factory) : nil
+        self.options = options
+    }
+
+    /// `other` with `options` instead of its own.
+    private init(copying other: Registration, options: Options) {
+        type = other.type
+        file = other.file
+        lifetime = other.lifetime
+        kind = other.kind
+        valueType = other.valueType
+        ownsInstances = other.ownsInstances
+        make = other.make
+        transientFactory = other.transientFactory
         self.options = options
     }
 
@@ -74,8 +94,9 @@ final class Registration: Sendable {
         postConstruction: (@Sendable (Value) throws -> Void)?, ownsInstances: Bool = true
     ) {
         Self.refuseUnreliableLayout(Value.self)
-        self.init(type, lifetime, .plain, file: file, ownsInstances: ownsInstances, make: { Box.make(try factory()) },
-                  options: postConstruction.map { Options(makeAsync: nil, postConstruct: Self.boxed($0), primary: nil) })
+        self.init(
+            type, lifetime, .plain, valueType: Value.self, file: file, ownsInstances: ownsInstances,
+            factory: factory, options: Self.options(postConstruction))
     }
 
     /// An `implements` alias of `primary`: a transient whose factory resolves `primary` (whatever is
@@ -85,8 +106,9 @@ final class Registration: Sendable {
         alias type: AnyType, of primary: AnyType, file: StaticString, factory: @escaping @Sendable () throws -> Value,
         asyncForm: @escaping @Sendable () async throws -> Value
     ) {
-        self.init(type, .transient, .plain, file: file, make: { Box.make(try factory()) },
-                  options: Options(makeAsync: { Box.make(try await asyncForm()) }, postConstruct: nil, primary: primary))
+        self.init(
+            type, .transient, .plain, valueType: Value.self, file: file,
+            factory: factory, options: Options(makeAsync: { Box.make(try await asyncForm()) }, postConstruct: nil, primary: primary))
     }
 
     /// A synchronous factory isolated to the main actor: it runs only where a claim saw a main-actor caller.
@@ -95,10 +117,9 @@ final class Registration: Sendable {
         mainActorFactory: @escaping @MainActor @Sendable () throws -> Value, postConstruction: (@Sendable (Value) throws -> Void)?
     ) {
         Self.refuseUnreliableLayout(Value.self)
-        // The value is made and boxed on the main actor; nothing crosses an isolation boundary.
-        let make: Make = { Box.make(try MainActor.assumeIsolated { Unchecked(try mainActorFactory()) }.value) }
-        self.init(type, lifetime, .mainActor, file: file, make: make,
-                  options: postConstruction.map { Options(makeAsync: nil, postConstruct: Self.boxed($0), primary: nil) })
+        // The value is made and returned on the main actor; nothing crosses an isolation boundary.
+        let factory: @Sendable () throws -> Value = { try MainActor.assumeIsolated { Unchecked(try mainActorFactory()) }.value }
+        self.init(type, lifetime, .mainActor, valueType: Value.self, file: file, factory: factory, options: Self.options(postConstruction))
     }
 
     /// An async factory: only `resolveAsync` and `prepare` run it.
@@ -106,8 +127,10 @@ final class Registration: Sendable {
         _ type: AnyType, lifetime: InjectionLifetime, file: StaticString, asyncFactory: @escaping @Sendable () async throws -> Value
     ) {
         Self.refuseUnreliableLayout(Value.self)
-        self.init(type, lifetime, .async, file: file, make: { preconditionFailure("Injection: an async factory run synchronously") },
-                  options: Options(makeAsync: { Box.make(try await asyncFactory()) }, postConstruct: nil, primary: nil))
+        self.init(
+            type, lifetime, .async, valueType: Value.self, file: file,
+            factory: { () throws -> Value in preconditionFailure("Injection: an async factory run synchronously") },
+            options: Options(makeAsync: { Box.make(try await asyncFactory()) }, postConstruct: nil, primary: nil))
     }
 
     /// The same registration with `postConstruction` run after the steps it has.
@@ -123,8 +146,7 @@ final class Registration: Sendable {
         } else {
             chained = added
         }
-        return Registration(type, lifetime, kind, file: file, ownsInstances: ownsInstances, make: make,
-                            options: Options(makeAsync: makeAsync, postConstruct: chained, primary: primary))
+        return Registration(copying: self, options: Options(makeAsync: makeAsync, postConstruct: chained, primary: primary))
     }
 
     /// `step`, for a supplied instance (`register(_:instance:)`): one object, which the container it was
@@ -151,6 +173,13 @@ final class Registration: Sendable {
         }
     }
 
+    /// The options of a registration whose only option is `postConstruction`, if any. (Not `Optional.map`,
+    /// which would make the metadata of the closure's type for every registered type.)
+    private static func options<Value>(_ postConstruction: (@Sendable (Value) throws -> Void)?) -> Options? {
+        guard let postConstruction else { return nil }
+        return Options(makeAsync: nil, postConstruct: boxed(postConstruction), primary: nil)
+    }
+
     private static func boxed<Value>(_ closure: @escaping @Sendable (Value) throws -> Void) -> PostConstruct {
         { box in try closure(box.value(as: Value.self)) }
     }
@@ -166,4 +195,20 @@ final class Registration: Sendable {
             { ... }), or the class itself.
             """)
     }
+}
+
+/// A transient's factory as the thread caches keep it: typed, so the caches' fast path calls it through
+/// ``make(as:)`` with no box for its value (the transient graph target, ≤ 3.5x, fails with one). Made
+/// with a `.transient` registration only: its generic metadata is made per transient type.
+class TransientFactory: @unchecked Sendable {  // Immutable.
+    /// Runs the factory; `Value` must be its value type.
+    func make<Value>(as _: Value.Type) throws -> Value { preconditionFailure("Injection: an untyped transient factory") }
+}
+
+private final class TypedTransientFactory<Made>: TransientFactory, @unchecked Sendable {  // Immutable.
+    let factory: @Sendable () throws -> Made
+
+    init(_ factory: @escaping @Sendable () throws -> Made) { self.factory = factory }
+
+    override func make<Value>(as _: Value.Type) throws -> Value { try factory() as! Value }  // The same type.
 }

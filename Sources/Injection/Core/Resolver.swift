@@ -31,7 +31,7 @@ extension InjectionContainer {
                 try resolve(requested, as: Value.self, in: container, thread: thread, caller: caller)
             }
         } catch {
-            throw error as! InjectionError  // `_withUnsafeGuaranteedRef` rethrows untyped; `resolve` throws only this.
+            throw error as! InjectionError  // The closure above rethrows untyped; `resolve` throws only this.
         }
     }
 
@@ -43,27 +43,27 @@ extension InjectionContainer {
     ) throws -> Value {
         let binding = Binding.current(in: thread)
         let unretained = explicit.map { .passUnretained($0) } ?? binding?.container ?? InjectionManager.shared
-        if let binding, binding.frame != nil || binding.transaction != nil {
+        let id = ObjectIdentifier(unretained.takeUnretainedValue())
+        if let binding, binding.transaction != nil || binding.frame?.recordsEdges == true {
             try unretained.takeUnretainedValue().observe(requested, in: binding)
         }
         guard let cache = thread.cache else {
             return try unretained.takeUnretainedValue().resolveSlowly(requested, binding: binding, caller: caller).value(as: Value.self)
         }
-        let id = ObjectIdentifier(unretained.takeUnretainedValue())
         return try cache._withUnsafeGuaranteedRef { cache in
             let entry = cache.beginLookup(requested, in: id)
-            if case .instance(let box)? = entry {
+            if let box = entry.instance {
                 defer { cache.endLookup() }
                 return box._withUnsafeGuaranteedRef { $0.value(as: Value.self) }
             }
             cache.endLookup()
             let container = unretained.takeUnretainedValue()
-            if case .transient(let registration)? = entry, binding?.frame?.contains(requested, in: id) != true {
+            if let factory = entry.transient, binding?.frame?.contains(requested, in: id) != true {
                 // A transient whose edges are known: its factory runs at once. (A cycle through it takes the
                 // slow path, which reports it.)
                 return try container.runInFrame(requested, binding: binding, thread: thread, recordsEdges: false) {
-                    try registration.make()
-                }.value(as: Value.self)
+                    try factory.make(as: Value.self)
+                }
             }
             return try container.resolveSlowly(requested, binding: binding, caller: caller).value(as: Value.self)
         }
@@ -89,44 +89,39 @@ extension InjectionContainer {
 
     // MARK: - Frames
 
-    /// Runs `make` (a transient's factory, or a builder's closure) in a new frame for `type`, under
-    /// `binding`; wraps what it throws, and, if the frame is its resolution's root, runs what nested
-    /// builds deferred once the factory has returned (in the caller's binding: a `deinit` it triggers
-    /// must not resolve as if the factory had).
+    /// Runs `make` (a transient's factory, or a builder's closure) in a new frame for `type` on this
+    /// thread's frame stack, under `binding`; wraps what it throws, and, if the frame is its resolution's
+    /// root, runs what nested builds deferred once the factory has returned (in the caller's binding: a
+    /// `deinit` it triggers must not resolve as if the factory had).
+    ///
+    /// Nothing here names `Result<Value, _>` or `Optional<Value>`: unspecialized, as every resolve runs,
+    /// each costs a generic-metadata lookup (the transient graph target, ≤ 3.5x, fails with them).
     @inline(__always)  // The transient graph target (≤ 3.5x) fails without it: `make` is then a direct call.
     func runInFrame<Value>(
         _ type: AnyType, binding: Binding?, thread: ThreadState, recordsEdges: Bool, _ make: () throws -> Value
     ) throws(InjectionError) -> Value {
         try checkStack(thread.stackLimit, resolving: type, parent: binding?.frame)
-        let frame = Frame(
+        let frame = thread.push(Frame(
             container: ObjectIdentifier(self), type: type, epoch: epoch, parent: binding?.frame,
-            startsResolution: binding?.startsResolution ?? false, recordsEdges: recordsEdges)
-        return try Self.withFrame(frame) { (frame) throws(InjectionError) -> Value in
-            let made = run(frame, thread: thread, transaction: binding?.transaction, make)
-            let failure = frame.read { $0.isRoot ? $0.resolution : nil }?.close()
-            let value = try made.get()
-            if let failure { throw failure }
-            return value
+            startsResolution: binding?.startsResolution ?? false, recordsEdges: recordsEdges))
+        let value: Value
+        do {
+            value = try thread.bind(Binding(self, frame: .stack(frame), transaction: binding?.transaction), make)
+        } catch {
+            let failure = failure(error, of: type, in: .stack(frame))  // While the frame is there.
+            _ = thread.pop(frame)?.close()
+            throw failure
         }
+        if let failure = thread.pop(frame)?.close() { throw failure }
+        return value
     }
 
-    /// Calls `body` with `frame`, a local whose address is valid until `body` returns.
-    @inline(__always)  // Specialized for `Frame`, not through its value witnesses: the transient graph target.
-    static func withFrame<Result, Failure: Error>(
-        _ frame: consuming Frame, _ body: (FrameRef) throws(Failure) -> Result
-    ) throws(Failure) -> Result {
-        var frame = frame
-        return try withUnsafeMutablePointer(to: &frame) { (pointer) throws(Failure) -> Result in try body(.stack(pointer)) }
-    }
-
-    /// Runs `body` (a factory, a builder's closure, or `postConstruction`, with `isPostConstruction`) on
-    /// this thread, with `frame` published as the thread's binding: the one way user code runs in a frame.
-    /// Wraps what it throws with the chain.
-    @inline(__always)  // The transient graph target (≤ 3.5x) fails without it.
-    func run<Value>(
+    /// Runs `body` (a factory, or `postConstruction`, with `isPostConstruction`) on this thread, with
+    /// `frame` published as the thread's binding, and wraps what it throws with the chain.
+    func run(
         _ frame: FrameRef, thread: ThreadState, transaction: Transaction?, isPostConstruction: Bool = false,
-        _ body: () throws -> Value
-    ) -> Result<Value, InjectionError> {
+        _ body: () throws -> Box
+    ) -> Result<Box, InjectionError> {
         thread.bind(Binding(self, frame: frame, transaction: transaction)) {
             do {
                 return .success(try body())
@@ -164,7 +159,8 @@ extension InjectionContainer {
                 isOnMainActor: isOnMainActor, owner: owner)
             switch claim {
             case .cached(let box, cacheable: true): replaced = cache?.insert(box, for: requested, in: id)
-            case .build(let registration, nil, _, _, cacheable: true): replaced = cache?.insert(registration, for: requested, in: id)
+            case .build(let registration, owner: nil, _, _, cacheable: true):
+                replaced = registration.transientFactory.flatMap { cache?.insert($0, for: requested, in: id) }
             default: break
             }
             return claim
@@ -186,7 +182,7 @@ extension InjectionContainer {
     /// resolve, when every instance of the graph is cached, so a back-reference resolves whichever
     /// type of a cycle was asked for first.
     func complete(
-        _ made: Result<Box, InjectionError>, of registration: Registration, build: Build?, frame: FrameRef,
+        _ made: Result<Box, InjectionError>, of registration: Registration, owner: Resolution?, frame: FrameRef,
         cache: ThreadCache?, transaction: Transaction?, defersPostConstruction: Bool
     ) -> Result<Box, InjectionError> {
         var outcome = made
@@ -200,7 +196,7 @@ extension InjectionContainer {
         defer { _ = replaced }
         let completion = state.withLock { state in
             let completion = state.complete(
-                registration, build: build, epoch: frame.epoch, instance: cacheable ? instance : nil,
+                registration, owner: owner, epoch: frame.epoch, instance: cacheable ? instance : nil,
                 recordedEdges: frame.recordsEdges, caches: cache != nil)
             if completion.cached, let cache, let instance {
                 replaced = cache.insert(instance, for: registration.type, in: ObjectIdentifier(self))
@@ -221,7 +217,10 @@ extension InjectionContainer {
         let postFrame = frame.escape()  // Outlives this call when deferred.
         let work = { [self] () -> InjectionError? in
             let finished = ThreadState.withCurrent { thread in
-                run(.heap(postFrame), thread: thread, transaction: transaction, isPostConstruction: true) { try postConstruct(instance) }
+                run(.heap(postFrame), thread: thread, transaction: transaction, isPostConstruction: true) {
+                    try postConstruct(instance)
+                    return instance
+                }
             }
             guard case .failure(let error) = finished else { return nil }
             evict(instance, from: registration)
@@ -279,18 +278,16 @@ extension InjectionContainer {
                 return instance
             case .wait(let build):
                 try wait(for: build, from: startsResolution ? nil : parent)
-            case .build(let registration, let build, let recordsEdges, let epoch, _):
-                let frame = Frame(
+            case .build(let registration, let buildOwner, let recordsEdges, let epoch, _):
+                let frame = FrameRef.stack(thread.push(Frame(
                     container: id, type: requested, epoch: epoch, parent: parent, startsResolution: startsResolution,
-                    recordsEdges: recordsEdges, resolution: owner == nil ? build?.owner : nil)
-                return try Self.withFrame(frame) { (frame) -> Result<Box, InjectionError> in
-                    let made = run(frame, thread: thread, transaction: binding?.transaction) { try registration.make() }
-                    let outcome = complete(
-                        made, of: registration, build: build, frame: frame, cache: cache, transaction: binding?.transaction,
-                        defersPostConstruction: true)
-                    guard let root = frame.read({ $0.isRoot ? $0.resolution : nil }) else { return outcome }
-                    return close(root, outcome, of: registration)
-                }.get()
+                    recordsEdges: recordsEdges, resolution: owner == nil ? buildOwner : nil)))
+                let made = run(frame, thread: thread, transaction: binding?.transaction) { try registration.make() }
+                let outcome = complete(
+                    made, of: registration, owner: buildOwner, frame: frame, cache: cache, transaction: binding?.transaction,
+                    defersPostConstruction: true)
+                guard case .stack(let pointer) = frame, let root = thread.pop(pointer) else { return try outcome.get() }
+                return try close(root, outcome, of: registration).get()
             default:
                 preconditionFailure("Injection: a synchronous claim hopped, or a failed claim was not thrown")
             }
@@ -364,13 +361,13 @@ extension InjectionContainer {
                     if !isBuilding { continuation.resume() }
                 }
                 if let waiting { WaitGraph.endWaiting(waiting) }
-            case .build(let registration, let build, let recordsEdges, let epoch, _):
+            case .build(let registration, let buildOwner, let recordsEdges, let epoch, _):
                 let frame = HeapFrame(Frame(
                     container: id, type: requested, epoch: epoch, parent: parent.map { .heap($0.escape()) },
                     startsResolution: true, recordsEdges: recordsEdges, resolution: owner))
                 let made = await run(registration, in: frame, transaction: transaction)
                 let outcome = complete(
-                    made, of: registration, build: build, frame: .heap(frame), cache: nil, transaction: transaction,
+                    made, of: registration, owner: buildOwner, frame: .heap(frame), cache: nil, transaction: transaction,
                     defersPostConstruction: false)
                 return try withExtendedLifetime(task) { close(owner, outcome, of: registration) }.get()
             default:

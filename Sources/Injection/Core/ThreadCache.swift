@@ -2,7 +2,7 @@ import _InjectionPlatform
 
 /// One thread's cache of what its resolves found, so that the next resolve of the same key needs no
 /// container lock: per container, a table from key to a cached instance's ``Box``, or to a transient's
-/// ``Registration`` (tagged, ``ObjectTable/tag``), whose factory then runs at once.
+/// ``TransientFactory`` (tagged, ``ObjectTable/tag``), which then runs at once.
 ///
 /// Each cache has its own lock, which its thread takes for every lookup (uncontended, so its cache line
 /// stays on the thread's core). A container that changes takes the lock of every thread's cache to
@@ -18,15 +18,6 @@ import _InjectionPlatform
 /// The tables are the header of a `ManagedBuffer` and the lock word its one element: both are reached
 /// only through ``withLock(_:)`` (or a lookup), with no run-time exclusivity check.
 final class ThreadCache: ManagedBuffer<[(container: ObjectIdentifier, table: ObjectTable)], UInt32> {
-    /// What a lookup found: valid until ``endLookup()``.
-    enum Entry {
-        /// A cached instance: copy it out of its box before ``endLookup()``. The box is not retained for
-        /// it: the cache holds it until an eviction, which takes this lock first.
-        case instance(Unmanaged<Box>)
-        /// A transient's registration, retained for the caller.
-        case transient(Registration)
-    }
-
     /// An empty cache, which evictions reach once it is ``register()``ed.
     static func make() -> ThreadCache {
         let cache = create(minimumCapacity: 1) { _ in [] } as! ThreadCache
@@ -42,18 +33,17 @@ final class ThreadCache: ManagedBuffer<[(container: ObjectIdentifier, table: Obj
         }
     }
 
-    /// Takes this cache's lock and returns its entry for `key` of `container`, if any. ``endLookup()``
-    /// must follow: copy what is needed before.
-    func beginLookup(_ key: AnyType, in container: ObjectIdentifier) -> Entry? {
+    /// Takes this cache's lock and returns its entry for `key` of `container`, if any: a cached instance's
+    /// box, not retained (copy the value out before ``endLookup()``, which must follow: until then no
+    /// eviction can release it), or a transient's factory, retained for the caller.
+    func beginLookup(_ key: AnyType, in container: ObjectIdentifier) -> (instance: Unmanaged<Box>?, transient: TransientFactory?) {
         withUnsafeMutablePointers { tables, lock in
             _injection_cache_lock(lock)
             guard let table = tables.pointee.first(where: { $0.container == container })?.table,
-                  let index = table.find(key.bits) else { return nil }
+                  let index = table.find(key.bits) else { return (nil, nil) }
             let tagged = table.value(at: index)
-            if tagged & ObjectTable.tag != 0 {
-                return .transient(ObjectTable.object(tagged, as: Registration.self).takeUnretainedValue())
-            }
-            return .instance(ObjectTable.object(tagged, as: Box.self))
+            if tagged & ObjectTable.tag != 0 { return (nil, ObjectTable.object(tagged, as: TransientFactory.self).takeUnretainedValue()) }
+            return (ObjectTable.object(tagged, as: Box.self), nil)
         }
     }
 
@@ -62,10 +52,10 @@ final class ThreadCache: ManagedBuffer<[(container: ObjectIdentifier, table: Obj
         withUnsafeMutablePointerToElements { _injection_cache_unlock($0) }
     }
 
-    /// Caches `object` for `key` of `container`: a cached instance's box, or a transient's registration.
+    /// Caches `object` for `key` of `container`: a cached instance's box, or a transient's factory.
     /// Call under the container's lock; release what it returns (a replaced entry) after unlocking.
     func insert(_ object: AnyObject, for key: AnyType, in container: ObjectIdentifier) -> AnyObject? {
-        let isTransient = object is Registration
+        let isTransient = object is TransientFactory
         let tagged = UInt(bitPattern: Unmanaged.passRetained(object).toOpaque()) | (isTransient ? ObjectTable.tag : 0)
         return withLock { tables -> AnyObject? in
             let index = tables.firstIndex { $0.container == container } ?? {

@@ -1,7 +1,7 @@
 import _InjectionPlatform
 
-/// What each thread keeps for itself: the binding of the synchronous scope it is in, where its stack
-/// ends, and its ``ThreadCache``.
+/// What each thread keeps for itself: the binding of the synchronous scope it is in, the stack of
+/// frames of the factories it runs, where its stack ends, and its ``ThreadCache``.
 ///
 /// A synchronous scope (a sync `withContainer`, a factory being run, a `resetCurrentContainer { }`
 /// block) cannot hop threads, so it publishes its ``Binding`` here, where a resolve finds it with a
@@ -10,7 +10,11 @@ import _InjectionPlatform
 /// ``current`` and ``currentOrNew`` are the one place that hands it across.
 ///
 /// The fields are the header of a `ManagedBuffer`: read on every resolve, with no run-time exclusivity check.
-final class ThreadState: ManagedBuffer<(binding: Binding?, stackLimit: UInt, cache: Unmanaged<ThreadCache>?), Void> {
+final class ThreadState: ManagedBuffer<ThreadState.Fields, Void> {
+    typealias Fields = (
+        binding: Binding?, stackLimit: UInt, cache: Unmanaged<ThreadCache>?, frames: UnsafeMutablePointer<Frame>, frameCount: Int
+    )
+
     /// The stack a resolve keeps in hand for one more level of nesting, the factory's own frames, and
     /// the error path: reporting, or trapping with a message.
     static let stackReserve: UInt = 64 << 10
@@ -19,7 +23,8 @@ final class ThreadState: ManagedBuffer<(binding: Binding?, stackLimit: UInt, cac
     private static func make(caches: Bool) -> ThreadState {
         var low: UInt = 0, size: UInt = 0
         _injection_thread_stack(&low, &size)
-        return create(minimumCapacity: 0) { _ in (nil, low + stackReserve, caches ? .passRetained(.make()) : nil) } as! ThreadState
+        let cache: Unmanaged<ThreadCache>? = caches ? .passRetained(.make()) : nil
+        return create(minimumCapacity: 0) { _ in (nil, low + stackReserve, cache, .allocate(capacity: frameCapacity), 0) } as! ThreadState
     }
 
     /// The innermost synchronous scope on this thread; whoever opened it keeps its objects alive.
@@ -36,7 +41,38 @@ final class ThreadState: ManagedBuffer<(binding: Binding?, stackLimit: UInt, cac
     /// retained for the caller: the state holds it (a resolve reads it without a reference count).
     var cache: Unmanaged<ThreadCache>? { withUnsafeMutablePointerToHeader { $0.pointee.cache } }
 
-    deinit { cache?.release() }
+    deinit {
+        cache?.release()
+        withUnsafeMutablePointerToHeader { $0.pointee.frames.deallocate() }
+    }
+
+    // MARK: - Frames
+
+    /// Room for the frames of nested factories, so pushing one allocates nothing; deeper chains allocate
+    /// theirs.
+    private static let frameCapacity = 32
+
+    /// Pushes `frame` on this thread's frame stack; returns where it is, valid until ``pop(_:)``.
+    func push(_ frame: consuming Frame) -> UnsafeMutablePointer<Frame> {
+        let pointer = withUnsafeMutablePointerToHeader { fields in
+            let count = fields.pointee.frameCount
+            fields.pointee.frameCount = count + 1
+            return count < Self.frameCapacity ? fields.pointee.frames + count : .allocate(capacity: 1)
+        }
+        pointer.initialize(to: frame)
+        return pointer
+    }
+
+    /// Pops the innermost frame, at `pointer`; returns its resolution if it is that resolution's root
+    /// (the caller closes it).
+    func pop(_ pointer: UnsafeMutablePointer<Frame>) -> Resolution? {
+        let frame = pointer.move()
+        withUnsafeMutablePointerToHeader { fields in
+            fields.pointee.frameCount -= 1
+            if fields.pointee.frameCount >= Self.frameCapacity { pointer.deallocate() }
+        }
+        return frame.isRoot ? frame.resolution : nil
+    }
 
     /// Runs `body` with `binding` as the thread's binding, then restores the one before.
     @inline(__always)  // The transient graph target (≤ 3.5x) fails without it.

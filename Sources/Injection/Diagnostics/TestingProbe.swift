@@ -32,17 +32,14 @@ import _InjectionPlatform
         guard let cache = ThreadState.current?.takeUnretainedValue().cache?.takeUnretainedValue() else { return .none }
         let entry = cache.beginLookup(type, in: ObjectIdentifier(container))
         cache.endLookup()
-        switch entry {
-        case .instance?: return .instance
-        case .transient?: return .factory
-        case nil: return .none
-        }
+        return entry.instance != nil ? .instance : entry.transient != nil ? .factory : .none
     }
 
-    /// The object that stands for the registration of `type` in `container` (to watch its lifetime
-    /// through a weak reference), or `nil` if `type` is not registered.
+    /// The object that stands for the registration of `type` in `container` (to watch its lifetime, and
+    /// that of what its factory captured, through a weak reference), or `nil` if `type` is not registered:
+    /// a transient's factory as the thread caches and running resolves hold it, else the registration.
     public static func registration(for type: Any.Type, in container: InjectionContainer) -> AnyObject? {
-        container.state.withLock { $0[AnyType(type)] }
+        container.state.withLock { state in state[AnyType(type)].map { $0.transientFactory ?? $0 as AnyObject } }
     }
 
     /// How many types' names `container` worked out for its messages and graph: each type once, however
@@ -88,7 +85,7 @@ import _InjectionPlatform
 
     /// Whether a resolution was told to wait for the build of `type` now in progress in `container`.
     public static func buildHasWaiters(for type: Any.Type, in container: InjectionContainer) -> Bool {
-        container.state.withLock { $0.build(of: AnyType(type))?.isWaitedFor == true }
+        container.state.withLock { $0.build(of: AnyType(type)) != nil }
     }
 
     /// How many tasks (`resolveAsync`) are suspended waiting for the build of `type` now in progress in
@@ -100,7 +97,7 @@ import _InjectionPlatform
     /// Whether a resolution was told to wait for the build of the typed key `key` now in progress in
     /// `container`.
     public static func buildHasWaiters<Key: InjectionKey>(forKey key: Key.Type, in container: InjectionContainer) -> Bool {
-        container.state.withLock { $0.build(of: AnyType(key: key))?.isWaitedFor == true }
+        container.state.withLock { $0.build(of: AnyType(key: key)) != nil }
     }
 
     /// Whether `container` holds the build closure registered for `Model`: a build, or `buildAsync`, read it
@@ -137,10 +134,10 @@ extension InjectionProbe {
         /// A build in progress, as a claim hands it out: its registration and the resolution that owns it.
         public struct Build: Equatable {
             fileprivate let registration: Registration
-            fileprivate let build: Injection.Build
+            fileprivate let owner: Resolution
             fileprivate let epoch: UInt64
             /// The same build.
-            public static func == (lhs: Build, rhs: Build) -> Bool { lhs.build === rhs.build }
+            public static func == (lhs: Build, rhs: Build) -> Bool { lhs.owner === rhs.owner }
         }
 
         /// How a registration's factory runs.
@@ -225,10 +222,10 @@ extension InjectionProbe {
             case .cached: return .cached
             case .wait: return .wait
             case .hop: return .hop
-            case .build(let registration, let build, _, let epoch, let cacheable):
+            case .build(let registration, let owner, _, let epoch, let cacheable):
                 // A frame that continues a resolution keeps its epoch, as `Frame`'s initializer says.
                 let frameEpoch = inheritedEpoch ?? epoch
-                return .build(build.map { Build(registration: registration, build: $0, epoch: frameEpoch) }, cacheable: cacheable)
+                return .build(owner.map { Build(registration: registration, owner: $0, epoch: frameEpoch) }, cacheable: cacheable)
             case .notRegistered: return .notRegistered
             case .cycle: return .cycle
             case .wrongIsolation: return .wrongIsolation
@@ -244,7 +241,7 @@ extension InjectionProbe {
         ) -> (cached: Bool, wakes: Bool) {
             guard let registration = build?.registration ?? state[AnyType(type)] else { return (false, false) }
             let completion = state.complete(
-                registration, build: build?.build, epoch: build?.epoch ?? state.epoch,
+                registration, owner: build?.owner, epoch: build?.epoch ?? state.epoch,
                 instance: succeeding ? Box.make(Box.make(0)) : nil, recordedEdges: recordedEdges, caches: false)
             return (completion.cached, completion.woken != nil)
         }
@@ -261,7 +258,7 @@ extension InjectionProbe {
 
         /// Whether `build` is still in progress, as a waiter asks when it wakes.
         public func isBuilding(_ build: Build) -> Bool {
-            state.isBuilding(build.build)
+            state.isBuilding(build.registration.type, by: build.owner)
         }
 
         private static func changes(_ evictions: ContainerState.Evictions) -> Changes {
