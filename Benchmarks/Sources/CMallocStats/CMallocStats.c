@@ -14,7 +14,8 @@
 
 long long cmallocstats_heap_in_use(void) {
     struct mallinfo2 info = mallinfo2();
-    return (long long)info.uordblks;
+    // Blocks malloc mapped on their own (128 KiB and up at first: a big table's storage) count too.
+    return (long long)(info.uordblks + info.hblkhd);
 }
 
 void cmallocstats_settle_heap(void) {

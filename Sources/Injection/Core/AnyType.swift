@@ -12,6 +12,9 @@ struct AnyType: Hashable, Sendable {
         bits = UInt(bitPattern: ObjectIdentifier(type)) | (isKey ? 1 : 0) | (isBuilder ? 2 : 0)
     }
 
+    /// The identity whose word is `bits` (a table's key).
+    init(bits: UInt) { self.bits = bits }
+
     /// A typed key.
     init(key: Any.Type) { self.init(key, isKey: true) }
 

@@ -35,7 +35,7 @@ struct ContainerState {
     }
 
     /// Every key's slot. (Settable for the state-machine test probe, which marks a key as in a thread's cache.)
-    var slots: [AnyType: Slot] = [:]
+    var slots = HashTable<Slot>()
     /// Bumped by every reset and by ``removeAll()``. A build whose resolution started in an older epoch is
     /// never cached (but for a singleton's).
     private(set) var epoch: UInt64 = 0
@@ -46,14 +46,14 @@ struct ContainerState {
 
     /// A state with the registrations of `other` and nothing built.
     init(registrationsOf other: ContainerState) {
-        slots = other.slots.mapValues { Slot(registration: $0.registration) }
+        for (key, slot) in other.slots.entries { slots.insert(Slot(registration: slot.registration), for: key) }
     }
 
     /// The registration for `key`, if any.
     subscript(key: AnyType) -> Registration? { slots[key]?.registration }
 
     /// Every registration, in no particular order.
-    var registrations: [Registration] { slots.values.map(\.registration) }
+    var registrations: [Registration] { slots.entries.map(\.element.registration) }
 
     /// Whether `key` holds an instance: cached, or held weakly and still alive. Reading a weak reference
     /// takes a strong one, which may turn out to be the last: a live weak instance is appended to
@@ -103,11 +103,13 @@ struct ContainerState {
         _ key: AnyType, in container: ObjectIdentifier, isAsync: Bool, isInChain: Bool, caches: Bool,
         isOnMainActor: () -> Bool, owner: Resolution?
     ) -> Claim {
-        guard let index = slots.index(forKey: key) else { return .notRegistered }
-        // In place: `slots.values[index]` read as a value would copy the slot, with a reference count per field.
-        return Self.claim(
-            &slots.values[index], key, in: container, isAsync: isAsync, isInChain: isInChain, caches: caches,
-            isOnMainActor: isOnMainActor, owner: owner, epoch: epoch)
+        guard let index = slots.index(of: key) else { return .notRegistered }
+        // In place: the slot read as a value would be copied, with a reference count per field.
+        return slots.withElement(at: index) { [epoch] slot in
+            Self.claim(
+                &slot, key, in: container, isAsync: isAsync, isInChain: isInChain, caches: caches,
+                isOnMainActor: isOnMainActor, owner: owner, epoch: epoch)
+        }
     }
 
     private static func claim(
@@ -162,10 +164,12 @@ struct ContainerState {
     mutating func complete(
         _ registration: Registration, owner: Resolution?, epoch buildEpoch: UInt64, instance: Box?, recordedEdges: Bool, caches: Bool
     ) -> Completion {
-        guard let index = slots.index(forKey: registration.type) else { return (false, false, nil, []) }
-        return Self.complete(
-            &slots.values[index], registration, owner: owner, isCurrentEpoch: buildEpoch == epoch, instance: instance,
-            recordedEdges: recordedEdges, caches: caches)
+        guard let index = slots.index(of: registration.type) else { return (false, false, nil, []) }
+        return slots.withElement(at: index) { [epoch] slot in
+            Self.complete(
+                &slot, registration, owner: owner, isCurrentEpoch: buildEpoch == epoch, instance: instance,
+                recordedEdges: recordedEdges, caches: caches)
+        }
     }
 
     private static func complete(
@@ -278,12 +282,7 @@ struct ContainerState {
     mutating func reset() -> Evictions {
         epoch &+= 1
         var evictions = Evictions()
-        // Index by index: iterating `slots.indices` would hold the storage, so the first change copied it.
-        var index = slots.startIndex
-        while index != slots.endIndex {
-            evictions.empty(&slots.values[index], unlessSingleton: true)
-            slots.formIndex(after: &index)
-        }
+        slots.forEachElement { evictions.empty(&$0, unlessSingleton: true) }
         return evictions
     }
 
@@ -292,7 +291,7 @@ struct ContainerState {
     /// `nil` if `key` was not registered: nothing to carry out (the common case at launch).
     mutating func replace(_ key: AnyType, with registration: Registration?) -> Evictions? {
         generation &+= 1
-        let replaced = registration.map { slots.updateValue(Slot(registration: $0), forKey: key) } ?? slots.removeValue(forKey: key)
+        let replaced = registration.map { slots.insert(Slot(registration: $0), for: key) } ?? slots.remove(key)
         guard var old = replaced else { return nil }
         var evictions = Evictions()
         switch old.held {
@@ -326,12 +325,11 @@ struct ContainerState {
         var evictions = Evictions()
         epoch &+= 1
         generation &+= 1
-        for slot in slots.values {
+        for slot in slots.removeAll() {
             var slot = slot
             evictions.empty(&slot)
             evictions.released.append(slot.registration)
         }
-        slots = [:]
         return evictions
     }
 
@@ -341,22 +339,21 @@ struct ContainerState {
     /// construction.
     mutating func evict(_ instance: Box, from registration: Registration) -> Evictions {
         var evictions = Evictions()
-        let key = registration.type
-        guard slots[key]?.registration === registration else { return evictions }
-        switch slots[key]?.held {
-        case .instance(let box)? where box === instance:
-            evictions.instances.append((box, key, isTold: false))
-            slots[key]?.held = .nothing
-        case .weak(let reference)?:
-            if let object = reference.object {
-                if object === instance.object { slots[key]?.held = .nothing }
-                evictions.released.append(object)  // The strong reference the read took may be the last.
+        guard let index = slots.index(of: registration.type) else { return evictions }
+        slots.withElement(at: index) { slot in
+            guard slot.registration === registration else { return }
+            switch slot.held {
+            case .instance(let box) where box === instance:
+                evictions.instances.append((box, registration.type, isTold: false))
+                slot.held = .nothing
+            case .weak(let reference):
+                if let object = reference.object {
+                    if object === instance.object { slot.held = .nothing }
+                    evictions.released.append(object)  // The strong reference the read took may be the last.
+                }
+            default: break
             }
-        default: break
-        }
-        if var slot = slots[key] {
             evictions.uncache(&slot)
-            slots[key] = slot
         }
         return evictions
     }
@@ -365,20 +362,20 @@ struct ContainerState {
     /// Returns their keys, and their waiters to wake as a reset's are (`abandoned`, `waiters`).
     mutating func abandonBuilds(of owner: Resolution) -> (keys: [AnyType], evictions: Evictions) {
         var evictions = Evictions(), keys: [AnyType] = []
-        for case (let key, let slot) in slots {
+        slots.forEachElement { slot in
             switch slot.held {
             case .building(let current) where current === owner: break
             case .waited(let build) where build.owner === owner: break
-            default: continue
+            default: return
             }
-            keys.append(key)
-            evictions.empty(&slots[key]!)
+            keys.append(slot.registration.type)
+            evictions.empty(&slot)
         }
         return (keys, evictions)
     }
 
     /// How many keys hold an instance or a build that a reset would visit (a test probe).
     var resettableCount: Int {
-        slots.values.filter { $0.registration.lifetime != .singleton && !$0.held.isNothing }.count
+        slots.entries.filter { $0.element.registration.lifetime != .singleton && !$0.element.held.isNothing }.count
     }
 }

@@ -67,7 +67,7 @@ final class HeapFrame: @unchecked Sendable {  // `frame` changes only on the res
     }
 
     /// Whether the resolution this frame belongs to has ended (see ``Resolution/hasEnded``).
-    var hasEnded: Bool { FrameRef.heap(self).root.read { $0.resolution?.hasEnded } ?? false }
+    var hasEnded: Bool { FrameRef.heap(self).root.read { $0.pointee.resolution?.hasEnded } ?? false }
 
     /// Ends the resolution this frame is the root of, if it has one.
     func endResolution() { frame.resolution?.end() }
@@ -88,27 +88,29 @@ enum FrameRef {
     case stack(UnsafeMutablePointer<Frame>)
     case heap(HeapFrame)
 
-    /// Reads the frame in place.
+    /// Reads the frame in place, through a pointer: a frame passed as a value would be copied, with a
+    /// reference count per field (the transient graph target, ≤ 3.5x, fails with that).
     @inline(__always)  // A closure call per question about a frame otherwise: the transient graph target.
-    func read<Result>(_ body: (borrowing Frame) -> Result) -> Result {
+    func read<Result>(_ body: (UnsafePointer<Frame>) -> Result) -> Result {
         switch self {
-        case .stack(let pointer): body(pointer.pointee)
-        case .heap(let frame): body(frame.frame)
+        case .stack(let pointer): body(pointer)
+        case .heap(let frame): withUnsafeMutablePointer(to: &frame.frame) { body($0) }
         }
     }
 
-    var container: ObjectIdentifier { read { $0.container } }
-    var epoch: UInt64 { read { $0.epoch } }
-    var type: AnyType { read { $0.type } }
-    var recordsEdges: Bool { read { $0.recordsEdges } }
+    var container: ObjectIdentifier { read { $0.pointee.container } }
+    var epoch: UInt64 { read { $0.pointee.epoch } }
+    var type: AnyType { read { $0.pointee.type } }
+    var recordsEdges: Bool { read { $0.pointee.recordsEdges } }
+    var isRoot: Bool { read { $0.pointee.isRoot } }
 
     // MARK: The chain walker: every question about the chain is answered here, in a loop.
 
     /// Calls `body` with each frame from this one outward, until it returns `false`.
-    func walk(_ body: (borrowing Frame) -> Bool) {
+    func walk(_ body: (UnsafePointer<Frame>) -> Bool) {
         var current: FrameRef? = self
         while let frame = current {
-            let (goOn, parent) = frame.read { (body($0), $0.parent) }
+            let (goOn, parent) = frame.read { (body($0), $0.pointee.parent) }
             if !goOn { return }
             current = parent
         }
@@ -118,7 +120,7 @@ enum FrameRef {
     func contains(_ key: AnyType, in container: ObjectIdentifier) -> Bool {
         var found = false
         walk { frame in
-            found = frame.type == key && frame.container == container
+            found = frame.pointee.type == key && frame.pointee.container == container
             return !found
         }
         return found
@@ -127,7 +129,7 @@ enum FrameRef {
     /// The types from the outermost frame to this one.
     var chain: [AnyType] {
         var types: [AnyType] = []
-        walk { types.append($0.type); return true }
+        walk { types.append($0.pointee.type); return true }
         return types.reversed()
     }
 
@@ -136,8 +138,8 @@ enum FrameRef {
     func path(from key: AnyType, in container: ObjectIdentifier) -> [AnyType]? {
         var types: [AnyType] = [], found = false
         walk { frame in
-            types.append(frame.type)
-            found = frame.type == key && frame.container == container
+            types.append(frame.pointee.type)
+            found = frame.pointee.type == key && frame.pointee.container == container
             return !found
         }
         return found ? types.reversed() : nil
@@ -148,8 +150,8 @@ enum FrameRef {
     var resolutionChain: [WaitGraph.Link] {
         var links: [WaitGraph.Link] = []
         walk { frame in
-            links.append((frame.container, frame.type))
-            return !frame.isRoot
+            links.append((frame.pointee.container, frame.pointee.type))
+            return !frame.pointee.isRoot
         }
         return links.reversed()
     }
@@ -157,7 +159,7 @@ enum FrameRef {
     /// The root frame of this frame's resolution.
     var root: FrameRef {
         var current = self
-        while let parent = current.read({ $0.isRoot ? nil : $0.parent }) { current = parent }
+        while let parent = current.read({ $0.pointee.isRoot ? nil : $0.pointee.parent }) { current = parent }
         return current
     }
 

@@ -210,5 +210,8 @@ private final class TypedTransientFactory<Made>: TransientFactory, @unchecked Se
 
     init(_ factory: @escaping @Sendable () throws -> Made) { self.factory = factory }
 
-    override func make<Value>(as _: Value.Type) throws -> Value { try factory() as! Value }  // The same type.
+    /// `Value` is `Made`, so the value is cast to its own type: bit for bit, where `as!` calls the runtime's
+    /// dynamic cast on every resolve (3% of a transient resolve; the transient graph target, ≤ 3.5x, fails
+    /// with it).
+    override func make<Value>(as _: Value.Type) throws -> Value { unsafeBitCast(try factory(), to: Value.self) }
 }

@@ -57,14 +57,17 @@ extension InjectionContainer {
                 return box._withUnsafeGuaranteedRef { $0.value(as: Value.self) }
             }
             cache.endLookup()
-            let container = unretained.takeUnretainedValue()
             if let factory = entry.transient, binding?.frame?.contains(requested, in: id) != true {
                 // A transient whose edges are known: its factory runs at once. (A cycle through it takes the
-                // slow path, which reports it.)
-                return try container.runInFrame(requested, binding: binding, thread: thread, recordsEdges: false) {
-                    try factory.make(as: Value.self)
+                // slow path, which reports it.) The container is not retained for it: the binding's scope, or
+                // the process, keeps it (a retain of one shared container from every thread contends).
+                return try unretained._withUnsafeGuaranteedRef { container in
+                    try container.runInFrame(requested, binding: binding, thread: thread, recordsEdges: false) {
+                        try factory.make(as: Value.self)
+                    }
                 }
             }
+            let container = unretained.takeUnretainedValue()
             return try container.resolveSlowly(requested, binding: binding, caller: caller).value(as: Value.self)
         }
     }
@@ -209,7 +212,7 @@ extension InjectionContainer {
         }
         for waiter in completion.waiters { waiter.resume() }
         guard let instance else { return outcome }
-        if completion.stored && defersPostConstruction && !frame.read({ $0.isRoot }) {
+        if completion.stored && defersPostConstruction && !frame.isRoot {
             // Undone with the rest of this resolution if a deferred `postConstruction` fails.
             frame.resolution.undo.append { [self] in evict(instance, from: registration) }
         }

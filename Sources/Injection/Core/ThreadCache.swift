@@ -1,8 +1,8 @@
 import _InjectionPlatform
 
 /// One thread's cache of what its resolves found, so that the next resolve of the same key needs no
-/// container lock: per container, a table from key to a cached instance's ``Box``, or to a transient's
-/// ``TransientFactory`` (tagged, ``ObjectTable/tag``), which then runs at once.
+/// container lock: per container, a ``HashTable`` from key to a retained object's address: a cached
+/// instance's ``Box``, or a transient's ``TransientFactory`` (with ``tag`` set), which then runs at once.
 ///
 /// Each cache has its own lock, which its thread takes for every lookup (uncontended, so its cache line
 /// stays on the thread's core). A container that changes takes the lock of every thread's cache to
@@ -17,7 +17,15 @@ import _InjectionPlatform
 ///
 /// The tables are the header of a `ManagedBuffer` and the lock word its one element: both are reached
 /// only through ``withLock(_:)`` (or a lookup), with no run-time exclusivity check.
-final class ThreadCache: ManagedBuffer<[(container: ObjectIdentifier, table: ObjectTable)], UInt32> {
+final class ThreadCache: ManagedBuffer<[(container: ObjectIdentifier, table: HashTable<UInt>)], UInt32> {
+    /// The bit of an entry that marks a transient's factory: an object's address is at least word-aligned.
+    private static let tag: UInt = 1
+
+    /// The retained object an entry holds.
+    private static func object<Object: AnyObject>(_ entry: UInt, as _: Object.Type = AnyObject.self) -> Unmanaged<Object> {
+        .fromOpaque(UnsafeRawPointer(bitPattern: entry & ~tag)!)
+    }
+
     /// An empty cache, which evictions reach once it is ``register()``ed.
     static func make() -> ThreadCache {
         let cache = create(minimumCapacity: 1) { _ in [] } as! ThreadCache
@@ -25,7 +33,13 @@ final class ThreadCache: ManagedBuffer<[(container: ObjectIdentifier, table: Obj
         return cache
     }
 
-    private func withLock<Result>(_ body: (inout [(container: ObjectIdentifier, table: ObjectTable)]) -> Result) -> Result {
+    deinit {
+        withUnsafeMutablePointerToHeader { tables in
+            for (_, table) in tables.pointee { for (_, entry) in table.entries { Self.object(entry).release() } }
+        }
+    }
+
+    private func withLock<Result>(_ body: (inout [(container: ObjectIdentifier, table: HashTable<UInt>)]) -> Result) -> Result {
         withUnsafeMutablePointers { tables, lock in
             _injection_cache_lock(lock)
             defer { _injection_cache_unlock(lock) }
@@ -39,11 +53,11 @@ final class ThreadCache: ManagedBuffer<[(container: ObjectIdentifier, table: Obj
     func beginLookup(_ key: AnyType, in container: ObjectIdentifier) -> (instance: Unmanaged<Box>?, transient: TransientFactory?) {
         withUnsafeMutablePointers { tables, lock in
             _injection_cache_lock(lock)
-            guard let table = tables.pointee.first(where: { $0.container == container })?.table,
-                  let index = table.find(key.bits) else { return (nil, nil) }
-            let tagged = table.value(at: index)
-            if tagged & ObjectTable.tag != 0 { return (nil, ObjectTable.object(tagged, as: TransientFactory.self).takeUnretainedValue()) }
-            return (ObjectTable.object(tagged, as: Box.self), nil)
+            guard let slot = tables.pointee.firstIndex(where: { $0.container == container }),
+                  let index = tables.pointee[slot].table.index(of: key) else { return (nil, nil) }
+            let entry = tables.pointee[slot].table.element(at: index)
+            if entry & Self.tag != 0 { return (nil, Self.object(entry, as: TransientFactory.self).takeUnretainedValue()) }
+            return (Self.object(entry, as: Box.self), nil)
         }
     }
 
@@ -56,14 +70,13 @@ final class ThreadCache: ManagedBuffer<[(container: ObjectIdentifier, table: Obj
     /// Call under the container's lock; release what it returns (a replaced entry) after unlocking.
     func insert(_ object: AnyObject, for key: AnyType, in container: ObjectIdentifier) -> AnyObject? {
         let isTransient = object is TransientFactory
-        let tagged = UInt(bitPattern: Unmanaged.passRetained(object).toOpaque()) | (isTransient ? ObjectTable.tag : 0)
+        let entry = UInt(bitPattern: Unmanaged.passRetained(object).toOpaque()) | (isTransient ? Self.tag : 0)
         return withLock { tables -> AnyObject? in
             let index = tables.firstIndex { $0.container == container } ?? {
-                tables.append((container, .make(capacity: 16)))
+                tables.append((container, HashTable()))
                 return tables.count - 1
             }()
-            if tables[index].table.isFull(adding: 1) { tables[index].table = tables[index].table.grown() }
-            return tables[index].table.insert(key.bits, tagged).map { ObjectTable.object($0).takeRetainedValue() }
+            return tables[index].table.insert(entry, for: key).map { Self.object($0).takeRetainedValue() }
         }
     }
 
@@ -83,7 +96,7 @@ final class ThreadCache: ManagedBuffer<[(container: ObjectIdentifier, table: Obj
         guard !keys.isEmpty else { return }
         forEachTable(of: container) { tables, index in
             for key in keys {
-                if let removed = tables[index].table.remove(key.bits) { released.append(ObjectTable.object(removed).takeRetainedValue()) }
+                if let removed = tables[index].table.remove(key) { released.append(Self.object(removed).takeRetainedValue()) }
             }
         }
     }
@@ -92,14 +105,15 @@ final class ThreadCache: ManagedBuffer<[(container: ObjectIdentifier, table: Obj
     /// its address), adding what they held to `released`, to release once all locks are dropped.
     static func forget(_ container: ObjectIdentifier, into released: inout [AnyObject]) {
         forEachTable(of: container) { tables, index in
-            let table = tables.remove(at: index).table
-            table.takeAll { released.append(ObjectTable.object($0).takeRetainedValue()) }
+            for (_, entry) in tables.remove(at: index).table.entries { released.append(Self.object(entry).takeRetainedValue()) }
         }
     }
 
     /// Calls `body` with the tables of each registered cache that has one for `container`, and its index,
     /// under the registry's lock and that cache's lock.
-    private static func forEachTable(of container: ObjectIdentifier, _ body: (inout [(container: ObjectIdentifier, table: ObjectTable)], Int) -> Void) {
+    private static func forEachTable(
+        of container: ObjectIdentifier, _ body: (inout [(container: ObjectIdentifier, table: HashTable<UInt>)], Int) -> Void
+    ) {
         registry.withLock { registry in
             for cache in registry.values {
                 cache.withLock { tables in
@@ -113,7 +127,7 @@ final class ThreadCache: ManagedBuffer<[(container: ObjectIdentifier, table: Obj
     static func threadsCaching(_ key: AnyType, of container: ObjectIdentifier) -> Int {
         registry.withLock { registry in
             registry.values.filter { cache in
-                cache.withLock { $0.first { $0.container == container }?.table.find(key.bits) != nil }
+                cache.withLock { $0.first { $0.container == container }?.table.index(of: key) != nil }
             }.count
         }
     }

@@ -248,7 +248,7 @@ extension InjectionProbe {
 
         /// Notes that a thread's cache holds `type`, as the container does when it copies an instance there.
         public mutating func noteInThreadCache(_ type: Any.Type) {
-            state.slots[AnyType(type)]?.isInThreadCaches = true
+            if let index = state.slots.index(of: AnyType(type)) { state.slots.withElement(at: index) { $0.isInThreadCaches = true } }
         }
 
         /// Resets, as `resetCurrentContainer()` does.

@@ -12,7 +12,11 @@ intptr_t _injection_context_count(void);
 void _injection_context_count_add(intptr_t delta);
 
 /// Loads, with acquire ordering, a 64-bit word written only with `_injection_store_u64`.
-uint64_t _injection_load_u64(const uint64_t *_Nonnull word);
+static inline uint64_t _injection_load_u64(const uint64_t *_Nonnull word) {
+    return __atomic_load_n(word, __ATOMIC_ACQUIRE);
+}
 
 /// Stores, with release ordering, a 64-bit word that other threads read with `_injection_load_u64`.
-void _injection_store_u64(uint64_t *_Nonnull word, uint64_t value);
+static inline void _injection_store_u64(uint64_t *_Nonnull word, uint64_t value) {
+    __atomic_store_n(word, value, __ATOMIC_RELEASE);
+}

@@ -3,8 +3,8 @@
 
 #include <stddef.h>
 
-/// Bytes malloc has handed out and not had back (glibc `mallinfo2().uordblks`), or -1 where glibc's
-/// mallinfo2 is not available. Swift's Glibc module does not export mallinfo2, hence this shim.
+/// Bytes malloc has handed out and not had back (glibc `mallinfo2().uordblks`, plus `hblkhd`, the blocks
+/// it mapped on their own, 128 KiB and up), or -1 where glibc's mallinfo2 is not available. Swift's Glibc module does not export mallinfo2, hence this shim.
 long long cmallocstats_heap_in_use(void);
 
 /// Merges malloc's free chunks and gives free memory back to the system (glibc `malloc_trim(0)`; elsewhere
