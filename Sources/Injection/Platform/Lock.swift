@@ -12,34 +12,36 @@ struct LockedState<State>: @unchecked Sendable {  // The state is touched only u
     }
 
     private let buffer: Buffer
+    /// The buffer's lock, kept here too: taking it reads no memory of the buffer, which holds the state
+    /// (a zero-sized state shares its address with the lock, and ThreadSanitizer took the two for one).
+    private let lock: OpaquePointer
 
     init(_ state: State) {
         buffer = Buffer.create(minimumCapacity: 1) { _ in state } as! Buffer
-        buffer.withUnsafeMutablePointerToElements { $0.initialize(to: _injection_lock_create()) }
+        lock = _injection_lock_create()
+        buffer.withUnsafeMutablePointerToElements { [lock] in $0.initialize(to: lock) }
     }
 
     /// Runs `body` on the state, under the lock.
     func withLock<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
-        try buffer.withUnsafeMutablePointers { (state, lock) throws(Failure) -> Result in
-            _injection_lock_lock(lock.pointee)
-            defer { _injection_lock_unlock(lock.pointee) }
-            return try body(&state.pointee)
-        }
+        _injection_lock_lock(lock)
+        defer { _injection_lock_unlock(lock) }
+        return try buffer.withUnsafeMutablePointerToHeader { (state) throws(Failure) -> Result in try body(&state.pointee) }
     }
 
     /// Blocks until `isDone` holds of the state, waiting on the lock's condition (``broadcast()``) between
     /// checks. Each check reads the state anew, through the buffer: inside ``withLock(_:)``, whose `inout`
     /// promises the state is the closure's alone, the optimizer may keep it in registers across a wait.
     func wait(until isDone: (State) -> Bool) {
-        buffer.withUnsafeMutablePointers { state, lock in
-            _injection_lock_lock(lock.pointee)
-            defer { _injection_lock_unlock(lock.pointee) }
-            while !isDone(state.pointee) { _injection_lock_wait(lock.pointee) }
+        _injection_lock_lock(lock)
+        defer { _injection_lock_unlock(lock) }
+        buffer.withUnsafeMutablePointerToHeader { state in
+            while !isDone(state.pointee) { _injection_lock_wait(lock) }
         }
     }
 
     /// Wakes every thread waiting in ``wait(until:)``.
-    func broadcast() { buffer.withUnsafeMutablePointerToElements { _injection_lock_broadcast($0.pointee) } }
+    func broadcast() { _injection_lock_broadcast(lock) }
 }
 
 extension UnsafeMutablePointer where Pointee == UInt64 {
