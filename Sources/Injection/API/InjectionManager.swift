@@ -40,7 +40,9 @@ public enum InjectionManager {
 
     // MARK: - Diagnostics handler
 
-    private static let handler = LockedState<@Sendable (String) -> Void>(defaultDiagnosticsHandler)
+    /// The handler, in a struct: a closure held directly in the lock's generic state is re-wrapped by each
+    /// access in an unspecialized build.
+    private static let handler = LockedState(Unchecked<@Sendable (String) -> Void>(defaultDiagnosticsHandler))
 
     /// Where the library reports mistakes that are not errors: one line per finding, starting with
     /// `Injection:`.
@@ -55,11 +57,11 @@ public enum InjectionManager {
     /// synchronously. By default it prints the line to standard error in debug builds and does nothing in
     /// release builds. Tests can install a handler that records.
     public static var diagnosticsHandler: @Sendable (String) -> Void {
-        get { handler.withLock { $0 } }
+        get { handler.withLock { $0.value } }
         set {
             // The old handler goes after unlocking: what it captures may install a handler in its deinit.
             let replaced = handler.withLock { handler in
-                defer { handler = newValue }
+                defer { handler = Unchecked(newValue) }
                 return handler
             }
             _ = replaced

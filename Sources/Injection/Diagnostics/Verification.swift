@@ -9,19 +9,21 @@
 final class Verification: Sendable {
     /// What the run has left and has found: the types not resolved yet, how many have not finished, the
     /// problems found, why the build of a key was abandoned (its thread parked, so later resolves fail
-    /// fast), and how to resolve one type, returning its problem or `nil`. (Not a typed-throws closure:
+    /// fast), and how to resolve one type, returning its problem or `nil`, in a struct (a closure in a
+    /// tuple the lock's generic code holds is re-wrapped by each access in an unspecialized build, a
+    /// chain that grew one thunk deeper per access until releasing it overflowed a stack). (Not a typed-throws closure:
     /// storing one needs that function type's metadata, which only the Swift 6.0 runtime, iOS 18 /
     /// macOS 15, can make.)
     private let progress = LockedState((
         pending: [AnyType](), remaining: 0, problems: [InjectionError](), failures: [AnyType: InjectionError](),
-        resolve: (@Sendable (AnyType) -> InjectionError?)?.none))
+        resolve: Unchecked<@Sendable (AnyType) -> InjectionError?>?.none))
 
     /// Resolves each of `types` with `resolve` on worker threads; returns every problem found, once each.
     func run(_ types: [AnyType], resolve: @escaping @Sendable (AnyType) -> InjectionError?) -> [InjectionError] {
         progress.withLock {
             $0.pending = types.reversed()
             $0.remaining = types.count
-            $0.resolve = resolve
+            $0.resolve = Unchecked(resolve)
         }
         if !types.isEmpty { startWorker() }
         progress.wait { $0.remaining == 0 }
@@ -57,7 +59,7 @@ final class Verification: Sendable {
         OSThread.detach { [self] in
             Self.workers.withLock { _ = $0.insert(Self.threadIdentity) }
             while let type = progress.withLock({ $0.pending.popLast() }) {
-                if let error = progress.withLock({ $0.resolve })?(type) { record(error) }
+                if let error = progress.withLock({ $0.resolve })?.value(type) { record(error) }
                 finishItem()
             }
             Self.workers.withLock { _ = $0.remove(Self.threadIdentity) }
