@@ -94,7 +94,7 @@ enum FrameRef {
     func read<Result>(_ body: (UnsafePointer<Frame>) -> Result) -> Result {
         switch self {
         case .stack(let pointer): body(pointer)
-        case .heap(let frame): withUnsafeMutablePointer(to: &frame.frame) { body($0) }
+        case .heap(let frame): withUnsafePointer(to: frame.frame) { body($0) }  // A copy: other tasks may read it too.
         }
     }
 
