@@ -2,7 +2,7 @@
 /// see it. Made by the first claim told to wait (an uncontended build needs none); the build is in
 /// progress while its key's slot holds it. Threads wait on the container's condition, tasks suspend in
 /// ``asyncWaiters``; waiters that find it gone claim again.
-final class Build: @unchecked Sendable {  // `asyncWaiters`: under the container's lock; `isFinished`: under `WaitGraph`'s.
+final class Build: @unchecked Sendable {  // `asyncWaiters`: under the container's lock; `isFinished`: under the wait-for graph's.
     /// The resolution building it.
     let owner: Resolution
     let container: ObjectIdentifier
@@ -19,14 +19,16 @@ final class Build: @unchecked Sendable {  // `asyncWaiters`: under the container
     }
 }
 
-/// Who waits for whose build, process-wide, so a wait that would close a loop is refused as a cycle.
+/// The wait-for graph: who waits for whose build, process-wide, so a wait that would close a loop is
+/// refused as a cycle.
 ///
 /// Lock order: a container's lock → the graph's lock (``finished(_:)`` is called under the former).
-enum WaitGraph {
+extension Build {
     /// A frame of a waiting resolution, as the graph keeps it.
     typealias Link = (container: ObjectIdentifier, type: AnyType)
 
-    private static let lock = LockedState(())
+    /// The graph's lock: it orders every read and write of `Resolution.waiting` and ``isFinished``.
+    private static let graphLock = LockedState(())
 
     /// Records that `resolution`, whose frames from its root to the waiting one are `chain`, waits for
     /// `build`; or returns the cycle's path if waiting would deadlock because `build`'s owner is,
@@ -36,7 +38,7 @@ enum WaitGraph {
     /// build is an edge about to go away (its waiters are waking), `build` included: the caller was
     /// told to wait under the container's lock, but the build may have finished since.
     static func beginWaiting(_ resolution: Resolution, chain: [Link], for build: Build) -> [AnyType]? {
-        lock.withLock { _ -> [AnyType]? in
+        graphLock.withLock { _ -> [AnyType]? in
             // Walk owner → the build it waits for → that build's owner ..., collecting each owner's
             // chain from the frame that resolves the build it waits for, down to the frame that waits.
             var path: [AnyType] = []
@@ -59,12 +61,12 @@ enum WaitGraph {
 
     /// Marks `build` finished or abandoned; call under its container's lock, before waking its waiters.
     static func finished(_ build: Build) {
-        lock.withLock { _ in build.isFinished = true }
+        graphLock.withLock { _ in build.isFinished = true }
     }
 
     /// Clears the wait recorded by ``beginWaiting(_:chain:for:)``.
     static func endWaiting(_ resolution: Resolution) {
-        lock.withLock { _ in resolution.waiting = nil }
+        graphLock.withLock { _ in resolution.waiting = nil }
     }
 
     /// `chain` from its innermost frame that resolves `build`'s type, or just that type if none does.

@@ -128,7 +128,7 @@ extension InjectionContainer {
             guard var evictions = change(&state) else { return nil }
             _injection_store_u64(epochWord, state.epoch)
             if !evictions.abandoned.isEmpty {
-                for build in evictions.abandoned { WaitGraph.finished(build) }  // No wait may go through them.
+                for build in evictions.abandoned { Build.finished(build) }  // No wait may go through them.
                 self.state.broadcast()  // Their waiters claim again.
             }
             ThreadCache.evict(evictions.threadCacheKeys, of: ObjectIdentifier(self), into: &evictions.released)

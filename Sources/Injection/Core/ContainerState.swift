@@ -200,21 +200,6 @@ struct ContainerState {
         return completion
     }
 
-    /// The build of `key` in progress, if any.
-    func build(of key: AnyType) -> Build? {
-        guard case .waited(let build)? = slots[key]?.held else { return nil }
-        return build
-    }
-
-    /// Whether `owner` is still building `key` (a test probe).
-    func isBuilding(_ key: AnyType, by owner: Resolution) -> Bool {
-        switch slots[key]?.held {
-        case .building(let current)?: current === owner
-        case .waited(let build)?: build.owner === owner
-        default: false
-        }
-    }
-
     /// Whether `build` is still in progress (a waiter keeps waiting) or was finished or abandoned.
     func isBuilding(_ build: Build) -> Bool {
         guard case .waited(let current)? = slots[build.type]?.held else { return false }
@@ -372,10 +357,5 @@ struct ContainerState {
             evictions.empty(&slot)
         }
         return (keys, evictions)
-    }
-
-    /// How many keys hold an instance or a build that a reset would visit (a test probe).
-    var resettableCount: Int {
-        slots.entries.filter { $0.element.registration.lifetime != .singleton && !$0.element.held.isNothing }.count
     }
 }

@@ -147,8 +147,8 @@ enum FrameRef {
 
     /// The frames of this frame's resolution, from this one to its root, with what the wait-for graph
     /// needs of each: a copy that stays valid after the frames are gone.
-    var resolutionChain: [WaitGraph.Link] {
-        var links: [WaitGraph.Link] = []
+    var resolutionChain: [Build.Link] {
+        var links: [Build.Link] = []
         walk { frame in
             links.append((frame.pointee.container, frame.pointee.type))
             return !frame.pointee.isRoot
@@ -212,9 +212,9 @@ enum FrameRef {
 
 /// What belongs to a whole resolution rather than to one frame: the builds it owns point here, the
 /// wait-for graph follows it, and it collects the `postConstruction` calls deferred to its end.
-final class Resolution: @unchecked Sendable {  // `waiting`: under `WaitGraph`'s lock; the rest: the resolving thread's.
+final class Resolution: @unchecked Sendable {  // `waiting`: under the wait-for graph's lock; the rest: the resolving thread's.
     /// The build this resolution is blocked on, and its chain from its root to the frame that waits.
-    var waiting: (build: Build, chain: [WaitGraph.Link])?
+    var waiting: (build: Build, chain: [Build.Link])?
     /// `postConstruction` calls deferred until the top-level resolve has built and cached everything,
     /// so a back-reference to any type of the graph finds it. Each returns its failure.
     var deferred: [() -> InjectionError?] = []

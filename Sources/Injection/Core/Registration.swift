@@ -22,21 +22,10 @@ final class Registration: Sendable {
         case async
     }
 
-    /// What few registrations have: kept apart, so the rest stay small.
-    final class Options: Sendable {
-        /// An async factory, or an `implements` alias's async form: what `resolveAsync` runs.
-        let makeAsync: MakeAsync?
-        /// Runs on each new instance (see `register`'s `postConstruction`).
-        let postConstruct: PostConstruct?
-        /// An `implements` alias's primary: the type it resolves.
-        let primary: AnyType?
-
-        init(makeAsync: MakeAsync?, postConstruct: PostConstruct?, primary: AnyType?) {
-            self.makeAsync = makeAsync
-            self.postConstruct = postConstruct
-            self.primary = primary
-        }
-    }
+    /// What few registrations have: an async factory, or an `implements` alias's async form (what
+    /// `resolveAsync` runs); the `postConstruction` steps, run on each new instance; an alias's primary,
+    /// the type it resolves.
+    typealias Options = (makeAsync: MakeAsync?, postConstruct: PostConstruct?, primary: AnyType?)
 
     /// The key: the registered type, an `InjectionKey` type, or a builder model type.
     let type: AnyType
@@ -54,11 +43,11 @@ final class Registration: Sendable {
     let make: @Sendable () throws -> Box
     /// A transient's factory, typed, for the thread caches (see ``TransientFactory``); `nil` for the others.
     let transientFactory: TransientFactory?
-    let options: Options?
+    let options: Options
 
     private init<Value>(
         _ type: AnyType, _ lifetime: InjectionLifetime, _ kind: Kind, valueType: Value.Type, file: StaticString,
-        ownsInstances: Bool = true, factory: @escaping @Sendable () throws -> Value, options: Options?
+        ownsInstances: Bool = true, factory: @escaping @Sendable () throws -> Value, options: Options
     ) {
         self.type = type
         self.file = file
@@ -84,9 +73,9 @@ final class Registration: Sendable {
         self.options = options
     }
 
-    var makeAsync: MakeAsync? { options?.makeAsync }
-    var postConstruct: PostConstruct? { options?.postConstruct }
-    var primary: AnyType? { options?.primary }
+    var makeAsync: MakeAsync? { options.makeAsync }
+    var postConstruct: PostConstruct? { options.postConstruct }
+    var primary: AnyType? { options.primary }
 
     /// A synchronous factory that runs wherever it is resolved.
     convenience init<Value>(
@@ -108,7 +97,7 @@ final class Registration: Sendable {
     ) {
         self.init(
             type, .transient, .plain, valueType: Value.self, file: file,
-            factory: factory, options: Options(makeAsync: { Box.make(try await asyncForm()) }, postConstruct: nil, primary: primary))
+            factory: factory, options: (makeAsync: { Box.make(try await asyncForm()) }, postConstruct: nil, primary: primary))
     }
 
     /// A synchronous factory isolated to the main actor: it runs only where a claim saw a main-actor caller.
@@ -130,7 +119,7 @@ final class Registration: Sendable {
         self.init(
             type, lifetime, .async, valueType: Value.self, file: file,
             factory: { () throws -> Value in preconditionFailure("Injection: an async factory run synchronously") },
-            options: Options(makeAsync: { Box.make(try await asyncFactory()) }, postConstruct: nil, primary: nil))
+            options: (makeAsync: { Box.make(try await asyncFactory()) }, postConstruct: nil, primary: nil))
     }
 
     /// The same registration with `postConstruction` run after the steps it has.
@@ -146,7 +135,7 @@ final class Registration: Sendable {
         } else {
             chained = added
         }
-        return Registration(copying: self, options: Options(makeAsync: makeAsync, postConstruct: chained, primary: primary))
+        return Registration(copying: self, options: (makeAsync, chained, primary))
     }
 
     /// `step`, for a supplied instance (`register(_:instance:)`): one object, which the container it was
@@ -175,9 +164,9 @@ final class Registration: Sendable {
 
     /// The options of a registration whose only option is `postConstruction`, if any. (Not `Optional.map`,
     /// which would make the metadata of the closure's type for every registered type.)
-    private static func options<Value>(_ postConstruction: (@Sendable (Value) throws -> Void)?) -> Options? {
-        guard let postConstruction else { return nil }
-        return Options(makeAsync: nil, postConstruct: boxed(postConstruction), primary: nil)
+    private static func options<Value>(_ postConstruction: (@Sendable (Value) throws -> Void)?) -> Options {
+        guard let postConstruction else { return (nil, nil, nil) }
+        return (nil, boxed(postConstruction), nil)
     }
 
     private static func boxed<Value>(_ closure: @escaping @Sendable (Value) throws -> Void) -> PostConstruct {

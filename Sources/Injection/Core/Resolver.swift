@@ -205,7 +205,7 @@ extension InjectionContainer {
                 replaced = cache.insert(instance, for: registration.type, in: ObjectIdentifier(self))
             }
             if let woken = completion.woken {
-                WaitGraph.finished(woken)  // Lock order: container → wait graph.
+                Build.finished(woken)  // Lock order: container → wait graph.
                 self.state.broadcast()
             }
             return completion
@@ -304,17 +304,17 @@ extension InjectionContainer {
         if parent != nil { waitHooks.beforeJoining?(build.type) }
         let waiting = try joinWaitGraph(for: build, from: parent)
         if waiting != nil { waitHooks.afterJoining?(build.type) }
-        defer { if let waiting { WaitGraph.endWaiting(waiting) } }
+        defer { if let waiting { Build.endWaiting(waiting) } }
         state.wait { !$0.isBuilding(build) }
     }
 
     /// Records in the wait-for graph that the resolution of `parent` (if any: see
-    /// ``wait(for:from:)``) waits for `build`, and returns it, for ``WaitGraph/endWaiting(_:)``; throws
+    /// ``wait(for:from:)``) waits for `build`, and returns it, for ``Build/endWaiting(_:)``; throws
     /// the cycle that waiting would close instead.
     private func joinWaitGraph(for build: Build, from parent: FrameRef?) throws(InjectionError) -> Resolution? {
         guard let parent else { return nil }
         let resolution = parent.resolution
-        if let path = WaitGraph.beginWaiting(resolution, chain: parent.resolutionChain, for: build) {
+        if let path = Build.beginWaiting(resolution, chain: parent.resolutionChain, for: build) {
             throw .cycle(build.type, path: path, names: names)
         }
         return resolution
@@ -363,7 +363,7 @@ extension InjectionContainer {
                     }
                     if !isBuilding { continuation.resume() }
                 }
-                if let waiting { WaitGraph.endWaiting(waiting) }
+                if let waiting { Build.endWaiting(waiting) }
             case .build(let registration, let buildOwner, let recordsEdges, let epoch, _):
                 let frame = HeapFrame(Frame(
                     container: id, type: requested, epoch: epoch, parent: parent.map { .heap($0.escape()) },

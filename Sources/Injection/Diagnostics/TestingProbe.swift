@@ -269,3 +269,26 @@ extension InjectionProbe {
 
     }
 }
+
+/// What the probe asks of a container's state that the container itself never needs.
+extension ContainerState {
+    /// The build of `key` in progress, if any.
+    func build(of key: AnyType) -> Build? {
+        guard case .waited(let build)? = slots[key]?.held else { return nil }
+        return build
+    }
+
+    /// Whether `owner` is still building `key` (a test probe).
+    func isBuilding(_ key: AnyType, by owner: Resolution) -> Bool {
+        switch slots[key]?.held {
+        case .building(let current)?: current === owner
+        case .waited(let build)?: build.owner === owner
+        default: false
+        }
+    }
+
+    /// How many keys hold an instance or a build that a reset would visit (a test probe).
+    var resettableCount: Int {
+        slots.entries.filter { $0.element.registration.lifetime != .singleton && !$0.element.held.isNothing }.count
+    }
+}
