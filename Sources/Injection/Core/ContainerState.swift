@@ -9,12 +9,38 @@ struct ContainerState {
     /// What the container holds for one key: its registration, and what it built with it.
     struct Slot {
         let registration: Registration
-        var held = Held.nothing
         /// Whether the next run of the factory records what it resolves, for the graph: once per
         /// registration (and by `verify()`), so a factory that runs again costs nothing extra.
         var recordsEdges = true
         /// Whether some thread's cache may hold an entry for this key, which a change must evict.
         var isInThreadCaches = false
+        // What ``held`` says, one field per case, at most one set: an enum of class references would keep
+        // its case in the references' spare bits, where a leak checker no longer sees them as references
+        // (LeakSanitizer reported the instances a container kept alive as leaks).
+        private var instance: Box?, building: Resolution?, waited: Build?, weak: WeakReference?
+
+        init(registration: Registration) { self.registration = registration }
+
+        /// The key's instance, or its build in progress.
+        var held: Held {
+            get {
+                if let instance { return .instance(instance) }
+                if let waited { return .waited(waited) }
+                if let building { return .building(building) }
+                if let weak { return .weak(weak) }
+                return .nothing
+            }
+            set {
+                (instance, building, waited, weak) = (nil, nil, nil, nil)
+                switch newValue {
+                case .nothing: break
+                case .building(let owner): building = owner
+                case .waited(let build): waited = build
+                case .instance(let box): instance = box
+                case .weak(let reference): weak = reference
+                }
+            }
+        }
     }
 
     /// A key's instance, or its build in progress.
