@@ -171,7 +171,7 @@ struct ContainerState {
             if cacheable && caches { slot.isInThreadCaches = true }
             return .build(registration, owner: nil, recordsEdges: recordsEdges, epoch: epoch, cacheable: cacheable)
         }
-        let owner = owner ?? Resolution()
+        let owner = owner ?? Resolution.make()
         slot.held = .building(owner)
         return .build(registration, owner: owner, recordsEdges: recordsEdges, epoch: epoch, cacheable: false)
     }

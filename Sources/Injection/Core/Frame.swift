@@ -167,7 +167,7 @@ enum FrameRef {
     var resolution: Resolution {
         func resolution(of root: inout Frame) -> Resolution {
             if let resolution = root.resolution { return resolution }
-            let resolution = Resolution()
+            let resolution = Resolution.make()
             root.resolution = resolution
             return resolution
         }
@@ -212,43 +212,60 @@ enum FrameRef {
 
 /// What belongs to a whole resolution rather than to one frame: the builds it owns point here, the
 /// wait-for graph follows it, and it collects the `postConstruction` calls deferred to its end.
-final class Resolution: @unchecked Sendable {  // `waiting`: under the wait-for graph's lock; the rest: the resolving thread's.
-    /// The build this resolution is blocked on, and its chain from its root to the frame that waits.
-    var waiting: (build: Build, chain: [Build.Link])?
-    /// `postConstruction` calls deferred until the top-level resolve has built and cached everything,
-    /// so a back-reference to any type of the graph finds it. Each returns its failure.
-    var deferred: [() -> InjectionError?] = []
-    /// Undoes what nested frames of this resolution cached, should a deferred `postConstruction` fail.
-    var undo: [() -> Void] = []
+///
+/// One allocation (a first resolve makes one): its fields are a `ManagedBuffer`'s header, reached through
+/// the methods below, and whether it has ended is the buffer's one element, a word for the C layer's
+/// atomic loads and stores.
+final class Resolution: ManagedBuffer<Resolution.Fields, UInt64> {  // Not `Sendable` (its superclass is not); see `Fields` for who touches what.
+    /// `waiting` (under the wait-for graph's lock): the build this resolution is blocked on, and its chain
+    /// from its root to the frame that waits. `deferred` and `undo` (the resolving thread's): the
+    /// `postConstruction` calls deferred until the top-level resolve has built and cached everything, so a
+    /// back-reference to any type of the graph finds it, each returning its failure; and what undoes what
+    /// nested frames cached, should one fail.
+    typealias Fields = (waiting: (build: Build, chain: [Build.Link])?, deferred: [() -> InjectionError?], undo: [() -> Void])
 
-    /// 1 once its root's factory has returned, read by any thread: see ``hasEnded``.
-    private let endedWord = UnsafeMutablePointer<UInt64>.atomicWord()
+    /// A new resolution.
+    static func make() -> Resolution {
+        let resolution = create(minimumCapacity: 1) { _ in (nil, [], []) } as! Resolution
+        resolution.withUnsafeMutablePointerToElements { $0.initialize(to: 0) }
+        return resolution
+    }
 
-    deinit { endedWord.deallocate() }
+    /// See ``Fields``.
+    var waiting: (build: Build, chain: [Build.Link])? {
+        get { withUnsafeMutablePointerToHeader { $0.pointee.waiting } }
+        set { withUnsafeMutablePointerToHeader { $0.pointee.waiting = newValue } }
+    }
+
+    /// Defers `work` (a `postConstruction`) to the end of the resolution; see ``Fields``.
+    func deferToEnd(_ work: @escaping () -> InjectionError?) { withUnsafeMutablePointerToHeader { $0.pointee.deferred.append(work) } }
+
+    /// Adds a step that undoes what a nested frame cached, should a deferred step fail.
+    func undoOnFailure(_ undo: @escaping () -> Void) { withUnsafeMutablePointerToHeader { $0.pointee.undo.append(undo) } }
 
     /// Whether its root's factory has returned. A task started inside one of its factories holds copies
     /// of its frames and may outlive it: once it has ended, such a task resolves as a resolution of its
     /// own, with no chain (nothing is under construction any more, so nothing it resolves is a cycle).
-    var hasEnded: Bool { _injection_load_u64(endedWord) != 0 }
+    var hasEnded: Bool { withUnsafeMutablePointerToElements { _injection_load_u64($0) } != 0 }
 
     /// Marks it ended (see ``hasEnded``).
-    func end() { _injection_store_u64(endedWord, 1) }
+    func end() { withUnsafeMutablePointerToElements { _injection_store_u64($0, 1) } }
 
     /// Runs the deferred `postConstruction` calls (and any they defer in turn), then marks the
     /// resolution ended; returns the first failure. If one fails, everything this resolution cached is
     /// evicted too, so nothing stays cached holding an instance that was evicted for it.
     func close() -> InjectionError? {
         defer { end() }
-        if deferred.isEmpty && undo.isEmpty { return nil }
-        var failure: InjectionError?
-        var next = 0
-        while next < deferred.count {  // A step may defer more.
-            if let error = deferred[next](), failure == nil { failure = error }
+        var failure: InjectionError?, next = 0
+        // A step may defer more: read the next one anew each time.
+        while let step = withUnsafeMutablePointerToHeader({ next < $0.pointee.deferred.count ? $0.pointee.deferred[next] : nil }) {
+            if let error = step(), failure == nil { failure = error }
             next += 1
         }
-        deferred = []
-        let undo = self.undo
-        self.undo = []
+        let undo = withUnsafeMutablePointerToHeader { fields in
+            defer { (fields.pointee.deferred, fields.pointee.undo) = ([], []) }
+            return fields.pointee.undo
+        }
         if failure != nil { for evict in undo { evict() } }
         return failure
     }

@@ -214,7 +214,7 @@ extension InjectionContainer {
         guard let instance else { return outcome }
         if completion.stored && defersPostConstruction && !frame.isRoot {
             // Undone with the rest of this resolution if a deferred `postConstruction` fails.
-            frame.resolution.undo.append { [self] in evict(instance, from: registration) }
+            frame.resolution.undoOnFailure { [self] in evict(instance, from: registration) }
         }
         guard let postConstruct = registration.postConstruct else { return outcome }
         let postFrame = frame.escape()  // Outlives this call when deferred.
@@ -230,7 +230,7 @@ extension InjectionContainer {
             return error
         }
         if defersPostConstruction {
-            frame.resolution.deferred.append(work)
+            frame.resolution.deferToEnd(work)
         } else if let error = work() {
             return .failure(error)
         }
@@ -337,7 +337,7 @@ extension InjectionContainer {
         }
         let isInChain = parent?.contains(requested, in: id) ?? false
         while true {
-            let owner = Resolution()  // Async builds start resolutions of their own.
+            let owner = Resolution.make()  // Async builds start resolutions of their own.
             switch try claim(requested, parent: parent, isAsync: true, isInChain: isInChain, cache: nil, isOnMainActor: { false }, owner: owner) {
             case .cached(let instance, _):
                 return instance
