@@ -97,9 +97,11 @@ public protocol MainActorBuildable {
 public enum BuilderManager {
     /// Registers `resolutionFunction` as the build closure for `type` in the current container.
     public static func register<Model: Builder>(
-        _ type: Model.Type, file: StaticString = #fileID, _ resolutionFunction: @escaping @Sendable (Any) -> Model.BuildResult
+        _ type: Model.Type, file: StaticString = #fileID,
+        _ resolutionFunction: @escaping @Sendable (Any) -> Model.BuildResult
     ) {
-        InjectionManager.currentContainer.registerBuilder(BuildClosure<Model>(isMainActor: false) { (model: Model) in resolutionFunction(model) }, file: file)
+        let closure = BuildClosure<Model>(isMainActor: false) { (model: Model) in resolutionFunction(model) }
+        InjectionManager.currentContainer.registerBuilder(closure, file: file)
     }
 }
 
@@ -217,36 +219,30 @@ extension InjectionContainer {
     public func buildAsync<Model: Builder & Sendable>(_ builder: Model) async throws(InjectionError) -> Model.BuildResult {
         // Read once: the closure whose isolation decides where it runs is the one that runs, even if the
         // builder is registered again while this task hops.
-        let closure = try await asyncResolve(AnyType(builder: Model.self)).value(as: (any AnyObject & Sendable).self) as! BuildClosure<Model>
+        let held = try await asyncResolve(AnyType(builder: Model.self))
+        let closure = held.value(as: (any AnyObject & Sendable).self) as! BuildClosure<Model>
         guard closure.isMainActor else { return try build(builder, with: closure, caller: nil) }
-        let made = await MainActor.run { () -> Result<Unchecked<Model.BuildResult>, InjectionError> in
-            do throws(InjectionError) {
-                return .success(Unchecked(try self.build(builder, with: closure, caller: MainActor.shared)))
-            } catch {
-                return .failure(error)
-            }
-        }
-        return try made.get().value
+        return try await MainActor.run {
+            Unchecked(Result { () throws(InjectionError) -> Model.BuildResult in
+                try self.build(builder, with: closure, caller: MainActor.shared)
+            })
+        }.value.get()
     }
 
     /// Whether a builder is registered for `Model`.
-    public func isRegistered<Model: Builder>(builder: Model.Type) -> Bool {
-        isRegistered(AnyType(builder: builder))
-    }
+    public func isRegistered<Model: Builder>(builder: Model.Type) -> Bool { isRegistered(AnyType(builder: builder)) }
 
     /// Removes the builder registered for `Model`.
-    public func unregister<Model: Builder>(builder: Model.Type) {
-        unregister(AnyType(builder: builder))
-    }
+    public func unregister<Model: Builder>(builder: Model.Type) { unregister(AnyType(builder: builder)) }
 
     // MARK: Internals
 
     func registerBuilder<Model: Builder>(_ closure: BuildClosure<Model>, file: StaticString) {
         // Held as `AnyObject`: a closure returning it captures no generic metadata.
         let held: any AnyObject & Sendable = closure
-        let registration = Registration(AnyType(builder: Model.self), lifetime: .singleton, file: file, factory: { held }, postConstruction: nil,
-            ownsInstances: false)  // A closure, not an instance anyone should watch for leaks.
-        register(registration)
+        // `ownsInstances: false`: a closure, not an instance anyone should watch for leaks.
+        register(Registration(
+            AnyType(builder: Model.self), lifetime: .singleton, file: file, factory: { held }, ownsInstances: false))
     }
 
     private static func cast<Model: Builder>(_ made: Any, to _: Model.Type) throws -> Model.BuildResult {
@@ -271,7 +267,8 @@ extension InjectionContainer {
         if let read {
             closure = read
         } else {
-            closure = try Self.resolve(type, as: (any AnyObject & Sendable).self, in: self, caller: caller) as! BuildClosure<Model>
+            let held = try Self.resolve(type, as: (any AnyObject & Sendable).self, in: self, caller: caller)
+            closure = held as! BuildClosure<Model>
         }
         let binding = Binding.current
         if closure.isMainActor && !OSThread.isMainActor(caller) {
@@ -356,7 +353,5 @@ extension InjectionManager {
     }
 
     /// Removes the builder registered for `Model` from the current container.
-    public static func unregister<Model: Builder>(builder: Model.Type) {
-        currentContainer.unregister(builder: builder)
-    }
+    public static func unregister<Model: Builder>(builder: Model.Type) { currentContainer.unregister(builder: builder) }
 }

@@ -28,9 +28,7 @@
 ///   - line: The line a trap reports (leave the default).
 /// - Returns: The cached instance for `.scoped` and `.singleton` registrations, a new one for `.transient`.
 public func Inject<Value>(
-    _ type: Value.Type = Value.self,
-    isolation: isolated (any Actor)? = #isolation,
-    file: StaticString = #fileID,
+    _ type: Value.Type = Value.self, isolation: isolated (any Actor)? = #isolation, file: StaticString = #fileID,
     line: UInt = #line
 ) -> Value {
     do {
@@ -49,10 +47,7 @@ public func Inject<Value>(
 /// ```
 /// See ``InjectionKey`` and ``Inject(_:isolation:file:line:)-(Value.Type,_,_,_)``.
 public func Inject<Key: InjectionKey>(
-    _ key: Key.Type,
-    isolation: isolated (any Actor)? = #isolation,
-    file: StaticString = #fileID,
-    line: UInt = #line
+    _ key: Key.Type, isolation: isolated (any Actor)? = #isolation, file: StaticString = #fileID, line: UInt = #line
 ) -> Key.Value {
     do {
         return try InjectionContainer.resolve(AnyType(key: key), as: Key.Value.self, in: nil, caller: isolation)

@@ -30,9 +30,7 @@ public final class InjectLazy<Value>: @unchecked Sendable {  // `resolved` is re
 
     /// Creates a handle for `type`, resolved from the current container on first use.
     @_disfavoredOverload  // For a key type, the key initializer below must win.
-    public init(_ type: Value.Type = Value.self) {
-        target = WeakReference(handleFor: AnyType(type))
-    }
+    public init(_ type: Value.Type = Value.self) { target = WeakReference(handleFor: AnyType(type)) }
 
     /// Creates a handle for the typed key `Key`, resolved from the current container on first use.
     public init<Key: InjectionKey>(_ key: Key.Type) where Key.Value == Value {
@@ -41,11 +39,7 @@ public final class InjectLazy<Value>: @unchecked Sendable {  // `resolved` is re
 
     /// The instance, resolved on first read; traps with an `Injection:` message if it cannot be.
     public var value: Value {
-        do {
-            return try resolve()
-        } catch {
-            InjectionManager.fail(error, file: #fileID, line: #line)
-        }
+        do { return try resolve() } catch { InjectionManager.fail(error, file: #fileID, line: #line) }
     }
 
     /// The instance, resolved on first call; throws instead of trapping.

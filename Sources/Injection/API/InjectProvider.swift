@@ -23,9 +23,7 @@ public final class InjectProvider<Value>: Sendable {
 
     /// Creates a provider for `type`, resolving from the current container on every read.
     @_disfavoredOverload  // For a key type, the key initializer below must win.
-    public init(_ type: Value.Type = Value.self) {
-        target = WeakReference(handleFor: AnyType(type))
-    }
+    public init(_ type: Value.Type = Value.self) { target = WeakReference(handleFor: AnyType(type)) }
 
     /// Creates a provider for the typed key `Key`, resolving from the current container on every read.
     public init<Key: InjectionKey>(_ key: Key.Type) where Key.Value == Value {
@@ -34,11 +32,7 @@ public final class InjectProvider<Value>: Sendable {
 
     /// The instance the container gives now; traps with an `Injection:` message if it cannot.
     public var value: Value {
-        do {
-            return try resolve()
-        } catch {
-            InjectionManager.fail(error, file: #fileID, line: #line)
-        }
+        do { return try resolve() } catch { InjectionManager.fail(error, file: #fileID, line: #line) }
     }
 
     /// The instance the container gives now; throws instead of trapping.

@@ -15,17 +15,14 @@ extension InjectionContainer {
     /// ``InjectionError/Kind/wrongIsolation`` (`Inject()` traps with a message naming the type and the
     /// actor) instead of crashing inside the factory; ``resolveAsync(_:)-(Value.Type)`` hops to the main actor.
     /// Once built, the instance is returned from anywhere: a `@MainActor` class is `Sendable`.
-    @discardableResult
-    public func register<Value>(
-        _ type: Value.Type,
-        lifetime: InjectionLifetime? = nil,
-        isolation: MainActor,
-        file: StaticString = #fileID,
+    @discardableResult public func register<Value>(
+        _ type: Value.Type, lifetime: InjectionLifetime? = nil, isolation: MainActor, file: StaticString = #fileID,
         factory: @escaping @MainActor @Sendable () throws -> Value,
         postConstruction: (@Sendable (Value) throws -> Void)? = nil
     ) -> InjectionRegistration<Value> {
-        InjectionRegistration(self, registered(Registration(
-            AnyType(type), lifetime: lifetime ?? defaultLifetime, file: file, mainActorFactory: factory, postConstruction: postConstruction)))
+        registered(Registration(
+            AnyType(type), lifetime: lifetime ?? defaultLifetime, file: file,
+            mainActorFactory: factory, postConstruction: postConstruction))
     }
 
     /// Registers an `async` factory: built by ``resolveAsync(_:)-(Value.Type)`` or ``prepare(_:)-(Value.Type)``.
@@ -40,41 +37,32 @@ extension InjectionContainer {
     /// scope. A synchronous resolve (`Inject()`) returns the instance once it is built and reports
     /// ``InjectionError/Kind/asyncFactory`` before: warm such types at launch with ``prepare(_:)-(Value.Type)``.
     /// `verify()` does not run async factories.
-    @discardableResult
-    public func register<Value>(
-        _ type: Value.Type,
-        lifetime: InjectionLifetime? = nil,
-        file: StaticString = #fileID,
+    @discardableResult public func register<Value>(
+        _ type: Value.Type, lifetime: InjectionLifetime? = nil, file: StaticString = #fileID,
         factory: @escaping @Sendable () async throws -> Value
     ) -> InjectionRegistration<Value> {
-        InjectionRegistration(self, registered(Registration(
-            AnyType(type), lifetime: lifetime ?? defaultLifetime, file: file, asyncFactory: factory)))
+        registered(Registration(
+            AnyType(type), lifetime: lifetime ?? defaultLifetime, file: file, asyncFactory: factory))
     }
 
     /// Registers a main-actor factory for the typed key `Key`; see ``register(_:lifetime:isolation:file:factory:postConstruction:)-(Value.Type,_,_,_,_,_)``.
-    @discardableResult
-    public func register<Key: InjectionKey>(
-        _ key: Key.Type,
-        lifetime: InjectionLifetime? = nil,
-        isolation: MainActor,
-        file: StaticString = #fileID,
+    @discardableResult public func register<Key: InjectionKey>(
+        _ key: Key.Type, lifetime: InjectionLifetime? = nil, isolation: MainActor, file: StaticString = #fileID,
         factory: @escaping @MainActor @Sendable () throws -> Key.Value,
         postConstruction: (@Sendable (Key.Value) throws -> Void)? = nil
     ) -> InjectionRegistration<Key.Value> {
-        InjectionRegistration(self, registered(Registration(
-            AnyType(key: key), lifetime: lifetime ?? defaultLifetime, file: file, mainActorFactory: factory, postConstruction: postConstruction)))
+        registered(Registration(
+            AnyType(key: key), lifetime: lifetime ?? defaultLifetime, file: file,
+            mainActorFactory: factory, postConstruction: postConstruction))
     }
 
     /// Registers an `async` factory for the typed key `Key`; see ``register(_:lifetime:file:factory:)-(Value.Type,_,_,_)``.
-    @discardableResult
-    public func register<Key: InjectionKey>(
-        _ key: Key.Type,
-        lifetime: InjectionLifetime? = nil,
-        file: StaticString = #fileID,
+    @discardableResult public func register<Key: InjectionKey>(
+        _ key: Key.Type, lifetime: InjectionLifetime? = nil, file: StaticString = #fileID,
         factory: @escaping @Sendable () async throws -> Key.Value
     ) -> InjectionRegistration<Key.Value> {
-        InjectionRegistration(self, registered(Registration(
-            AnyType(key: key), lifetime: lifetime ?? defaultLifetime, file: file, asyncFactory: factory)))
+        registered(Registration(
+            AnyType(key: key), lifetime: lifetime ?? defaultLifetime, file: file, asyncFactory: factory))
     }
 
     /// Returns the instance registered for `type`, running async factories and hopping to the main

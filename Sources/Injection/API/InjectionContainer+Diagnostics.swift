@@ -62,9 +62,7 @@ extension InjectionContainer {
                     try copy.resolveSlowly(type, binding: nil, thread: thread, caches: false, isOnMainActor: { false })
                 }
                 return nil
-            } catch {
-                return error
-            }
+            } catch { return error }
         }
         let seen = copy.observations.withLock { $0.edges }
         observations.withLock { $0.edges.formUnion(seen) }
@@ -87,12 +85,9 @@ extension InjectionContainer {
         // A builder makes a new instance on every build: it shows as `.transient`.
         let registered = state.withLock { state in
             state.registrations.map { registration -> (AnyType, InjectionLifetime) in
-                if registration.type.isBuilder { return (registration.type, .transient) }
                 // An `implements` alias keeps nothing: it shows its primary's lifetime.
-                if let primary = registration.primary.flatMap({ state[$0] }) {
-                    return (registration.type, primary.lifetime)
-                }
-                return (registration.type, registration.lifetime)
+                let lifetime = registration.primary.flatMap { state[$0] }?.lifetime ?? registration.lifetime
+                return (registration.type, registration.type.isBuilder ? .transient : lifetime)
             }
         }
         let seen = observations.withLock { $0.edges }
@@ -127,7 +122,8 @@ extension InjectionContainer {
         let name = names.name(type)
         let holders = cached.map(names.name).sorted().joined(separator: ", ")
         // A builder's registration takes the model: `register(B.self) { builder in ... }`.
-        let (held, closure) = type.isBuilder ? ("what the old one built", "{ builder in ... }") : ("the old one", "{ ... }")
+        let (held, closure) = type.isBuilder
+            ? ("what the old one built", "{ builder in ... }") : ("the old one", "{ ... }")
         InjectionManager.diagnosticsHandler("""
             Injection: \(name) was registered again while cached instances still hold \(held): \(holders). \
             They keep it until the next reset. Register it inside a reset, so they are rebuilt too: \
@@ -159,8 +155,7 @@ extension InjectionContainer {
     }
 
     /// Forgets every "`key` needs B" edge of the graph: `key`'s registration was replaced or removed.
-    @inline(never)
-    func forgetEdges(from key: AnyType) {
+    @inline(never) func forgetEdges(from key: AnyType) {
         observations.withLock { observations in
             guard observations.edges.contains(where: { $0.from == key }) else { return }
             observations.edges = observations.edges.filter { $0.from != key }
@@ -168,34 +163,18 @@ extension InjectionContainer {
     }
 
     /// Adds "A needs B" to the graph.
-    @inline(never)
-    func record(_ edge: InjectionGraph._Edge) {
-        observations.withLock { _ = $0.edges.insert(edge) }
-    }
+    @inline(never) func record(_ edge: InjectionGraph._Edge) { observations.withLock { _ = $0.edges.insert(edge) } }
 
     /// Remembers evicted instances (weakly) for ``liveInstancesFromPreviousScopes()``, if tracking is on:
     /// the ones told they were evicted.
     func remember(_ evicted: [ContainerState.Evicted]) {
         guard !evicted.isEmpty, observations.withLock({ $0.tracksEvictions }) else { return }
-        let retiring = evicted.compactMap { evicted in
-            evicted.isTold ? evicted.box.object.map { WeakReference($0, type: evicted.type, valueType: evicted.box.type) } : nil
+        let retiring = evicted.filter { $0.isTold }.compactMap { evicted in
+            evicted.box.object.map { WeakReference($0, type: evicted.type, valueType: evicted.box.type) }
         }
-        let alive = observations.withLock { observations in
+        _ = observations.withLock { observations in
             defer { observations.retired += retiring }
             return observations.retired.dropDead()
-        }
-        _ = alive
-    }
-
-    /// In a `verify()` copy: fails the builds of the resolution `frame` belongs to, so nothing waits for
-    /// the thread that is about to park.
-    func abandon(_ frame: FrameRef, failure: InjectionError) {
-        let resolution = frame.resolution
-        apply { state in
-            let (keys, evictions) = state.abandonBuilds(of: resolution)
-            for key in keys { verification?.fail(key, with: failure) }
-            self.state.broadcast()  // Waiters of builds nobody had a handle for yet claim again too.
-            return evictions
         }
     }
 
@@ -244,5 +223,22 @@ extension [WeakReference] {
             return false
         }
         return alive
+    }
+}
+
+/// What the diagnostics ask of a container's state.
+extension ContainerState {
+    /// Whether `key` holds an instance: cached, or held weakly and still alive. Reading a weak reference
+    /// takes a strong one, which may turn out to be the last: a live weak instance is appended to
+    /// `keptAlive`, to be released after unlocking, so its `deinit` never runs under the lock.
+    func hasLiveInstance(_ key: AnyType, keepingAliveIn keptAlive: inout [AnyObject]) -> Bool {
+        switch slots[key]?.held {
+        case .instance?: return true
+        case .weak(let reference)?:
+            guard let object = reference.object else { return false }
+            keptAlive.append(object)
+            return true
+        default: return false
+        }
     }
 }

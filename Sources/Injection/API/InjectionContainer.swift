@@ -1,5 +1,3 @@
-import _InjectionPlatform
-
 /// A registry of factories plus the instances of one resettable scope.
 ///
 /// Most code never names a container: ``InjectionManager`` and ``Inject(_:isolation:file:line:)-(Value.Type,_,_,_)`` act on
@@ -71,9 +69,7 @@ public final class InjectionContainer: @unchecked Sendable {
     /// Registering in, resolving from or resetting either container never affects the other.
     /// Singletons are rebuilt in the copy on first resolve. The copy's ``dependencyGraph()`` starts with no
     /// edges, and shows an `implements` alias with its primary's lifetime, as the original's does.
-    public convenience init(copying other: InjectionContainer) {
-        self.init(copying: other, verification: nil)
-    }
+    public convenience init(copying other: InjectionContainer) { self.init(copying: other, verification: nil) }
 
     /// A copy of `other` for the test `testName` (`InjectionTesting`'s isolation), which traps name.
     package convenience init(copying other: InjectionContainer, testName: String) {
@@ -119,16 +115,13 @@ public final class InjectionContainer: @unchecked Sendable {
     ///     it runs right after the instance is cached.) Other threads may see the instance before it
     ///     finishes. If it throws, the instance and everything else its resolve built are evicted and the
     ///     resolve throws. With `.transient` nothing is cached, so it cannot close a cycle.
-    @discardableResult
-    public func register<Value>(
-        _ type: Value.Type,
-        lifetime: InjectionLifetime? = nil,
-        file: StaticString = #fileID,
-        factory: @escaping @Sendable () throws -> Value,
-        postConstruction: (@Sendable (Value) throws -> Void)? = nil
+    @discardableResult public func register<Value>(
+        _ type: Value.Type, lifetime: InjectionLifetime? = nil, file: StaticString = #fileID,
+        factory: @escaping @Sendable () throws -> Value, postConstruction: (@Sendable (Value) throws -> Void)? = nil
     ) -> InjectionRegistration<Value> {
-        InjectionRegistration(self, registered(Registration(
-            AnyType(type), lifetime: lifetime ?? defaultLifetime, file: file, factory: factory, postConstruction: postConstruction)))
+        registered(Registration(
+            AnyType(type), lifetime: lifetime ?? defaultLifetime, file: file,
+            factory: factory, postConstruction: postConstruction))
     }
 
     /// Registers the factory for the typed key `Key`: one of several instances of `Key.Value`.
@@ -140,22 +133,20 @@ public final class InjectionContainer: @unchecked Sendable {
     /// ```
     /// Keys work with every lifetime and every other method: `resolve`, `isRegistered`, `unregister`,
     /// `verify()` and the graph, where the key's name stands for the instance.
-    @discardableResult
-    public func register<Key: InjectionKey>(
-        _ key: Key.Type,
-        lifetime: InjectionLifetime? = nil,
-        file: StaticString = #fileID,
+    @discardableResult public func register<Key: InjectionKey>(
+        _ key: Key.Type, lifetime: InjectionLifetime? = nil, file: StaticString = #fileID,
         factory: @escaping @Sendable () throws -> Key.Value,
         postConstruction: (@Sendable (Key.Value) throws -> Void)? = nil
     ) -> InjectionRegistration<Key.Value> {
-        InjectionRegistration(self, registered(Registration(
-            AnyType(key: key), lifetime: lifetime ?? defaultLifetime, file: file, factory: factory, postConstruction: postConstruction)))
+        registered(Registration(
+            AnyType(key: key), lifetime: lifetime ?? defaultLifetime, file: file,
+            factory: factory, postConstruction: postConstruction))
     }
 
-    /// Registers `registration` and returns it.
-    func registered(_ registration: consuming Registration) -> Registration {
+    /// Registers `registration` and returns its handle.
+    func registered<Value>(_ registration: consuming Registration) -> InjectionRegistration<Value> {
         register(registration)
-        return registration
+        return InjectionRegistration(container: self, registration: registration)
     }
 
     /// Registers an instance made already, shared as a `.singleton`.
@@ -170,53 +161,43 @@ public final class InjectionContainer: @unchecked Sendable {
     /// (`InjectionContainer(copying:)`, each isolated test's) shares the same object. A
     /// `postConstruction` step added to it runs once for the object, in whichever container resolves it
     /// first (and again only if it failed).
-    @discardableResult
-    @_disfavoredOverload  // A trailing closure is a factory, even where a closure converts to `Value` (`Any`).
+    @discardableResult @_disfavoredOverload  // A trailing closure is a factory, even where it converts to `Value`.
     public func register<Value>(
         _ type: Value.Type, instance: sending Value, file: StaticString = #fileID
     ) -> InjectionRegistration<Value> {
         let held = Unchecked(instance)
-        return InjectionRegistration(self, registered(Registration(
-            AnyType(type), lifetime: .singleton, file: file, factory: { held.value }, postConstruction: nil, ownsInstances: false)))
+        return registered(Registration(
+            AnyType(type), lifetime: .singleton, file: file, factory: { held.value }, ownsInstances: false))
     }
 
     /// Registers an instance made already for the typed key `Key`, shared as a `.singleton`.
-    @discardableResult
-    @_disfavoredOverload  // A trailing closure is a factory, even where a closure converts to `Value` (`Any`).
+    @discardableResult @_disfavoredOverload  // A trailing closure is a factory, even where it converts to `Value`.
     public func register<Key: InjectionKey>(
         _ key: Key.Type, instance: sending Key.Value, file: StaticString = #fileID
     ) -> InjectionRegistration<Key.Value> {
         let held = Unchecked(instance)
-        return InjectionRegistration(self, registered(Registration(
-            AnyType(key: key), lifetime: .singleton, file: file, factory: { held.value }, postConstruction: nil, ownsInstances: false)))
+        return registered(Registration(
+            AnyType(key: key), lifetime: .singleton, file: file, factory: { held.value }, ownsInstances: false))
     }
 
     /// Removes the registration of `type` and its cached instance.
     ///
     /// A resolve that is building `type` right now still returns its instance but does not cache it.
-    public func unregister<Value>(_ type: Value.Type) {
-        unregister(AnyType(type))
-    }
+    public func unregister<Value>(_ type: Value.Type) { unregister(AnyType(type)) }
 
     /// Removes the registration of the typed key `Key` and its cached instance.
     ///
     /// For a class that is both an ``InjectionKey`` and a registered type, this removes the key's
     /// registration; the type's stays.
-    public func unregister<Key: InjectionKey>(_ key: Key.Type) {
-        unregister(AnyType(key: key))
-    }
+    public func unregister<Key: InjectionKey>(_ key: Key.Type) { unregister(AnyType(key: key)) }
 
     /// Whether a factory is registered for `type`.
-    public func isRegistered<Value>(_ type: Value.Type) -> Bool {
-        isRegistered(AnyType(type))
-    }
+    public func isRegistered<Value>(_ type: Value.Type) -> Bool { isRegistered(AnyType(type)) }
 
     /// Whether a factory is registered for the typed key `Key`.
     ///
     /// For a class that is both an ``InjectionKey`` and a registered type, this asks about the key.
-    public func isRegistered<Key: InjectionKey>(_ key: Key.Type) -> Bool {
-        isRegistered(AnyType(key: key))
-    }
+    public func isRegistered<Key: InjectionKey>(_ key: Key.Type) -> Bool { isRegistered(AnyType(key: key)) }
 
     // MARK: - Resolution
 
@@ -256,9 +237,7 @@ public final class InjectionContainer: @unchecked Sendable {
     /// rebuild them after the reset. A resolve that was building a scoped instance when the reset
     /// happened returns it to its caller but never puts it in the new scope. Evicted instances are
     /// released outside the container's lock.
-    public func resetCurrentContainer() {
-        perform(.reset)
-    }
+    public func resetCurrentContainer() { perform(.reset) }
 
     /// Resets the scope and applies the registrations made in `body`, as one atomic step.
     ///
@@ -289,7 +268,5 @@ public final class InjectionContainer: @unchecked Sendable {
     /// The ``dependencyGraph()`` forgets the edges seen so far, and the diagnostics the types it reported:
     /// both start again from what is registered next. Inside `resetCurrentContainer { }` it lands with the block, and registrations made after it in the
     /// block stay.
-    public func removeAll() {
-        perform(.removeAll)
-    }
+    public func removeAll() { perform(.removeAll) }
 }

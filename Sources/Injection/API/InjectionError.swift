@@ -64,7 +64,10 @@ public struct InjectionError: Error, CustomStringConvertible, Sendable {
         let problems: [InjectionError]
         let description: String
 
-        init(kind: Kind, typeName: String, chain: [String], underlyingError: (any Error)?, problems: [InjectionError], description: String) {
+        init(
+            _ kind: Kind, _ typeName: String, _ chain: [String], _ underlyingError: (any Error)?,
+            _ problems: [InjectionError], _ description: String
+        ) {
             self.kind = kind
             self.typeName = typeName
             self.chain = chain
@@ -78,8 +81,7 @@ public struct InjectionError: Error, CustomStringConvertible, Sendable {
         kind: Kind, typeName: String, chain: [String], underlyingError: (any Error)? = nil,
         problems: [InjectionError] = [], description: String
     ) {
-        storage = Storage(
-            kind: kind, typeName: typeName, chain: chain, underlyingError: underlyingError, problems: problems, description: description)
+        storage = Storage(kind, typeName, chain, underlyingError, problems, description)
     }
 }
 
@@ -90,24 +92,22 @@ extension InjectionError {
         let name = names.name(type)
         if type.isBuilder {
             return InjectionError(
-                kind: .notRegistered, typeName: name, chain: chain.map(names.name),
-                description: """
+                kind: .notRegistered, typeName: name, chain: chain.map(names.name), description: """
                 Injection: no builder registered for \(name)\(resolving(chain, names)). Register it at launch: \
                 InjectionManager.register(\(TypeNames.literal(type.type, named: name)).self) { builder in ... }
                 """)
         }
         var hint = ""
         if TypeNames.isPrivate(type.type) {
-            hint = " (\(names.name(of: type.type)) is private, so that line compiles only in the file that declares it.)"
+            hint = " (\(name) is private, so that line compiles only in the file that declares it.)"
         }
         if let optional = type.type as? any OptionalType.Type {
-            let wrapped = names.name(of: optional.wrappedType)
-            hint = " If you meant the non-optional type, write Inject(\(TypeNames.literal(optional.wrappedType, named: wrapped)).self): " +
+            let wrapped = TypeNames.literal(optional.wrappedType, named: names.name(of: optional.wrappedType))
+            hint = " If you meant the non-optional type, write Inject(\(wrapped).self): " +
                 "Inject() into an optional asks for \(name) itself."
         }
         return InjectionError(
-            kind: .notRegistered, typeName: name, chain: chain.map(names.name),
-            description: """
+            kind: .notRegistered, typeName: name, chain: chain.map(names.name), description: """
             Injection: no registration for \(name)\(resolving(chain, names)). \
             Register it before it is resolved, e.g. at launch: \
             InjectionManager.register(\(TypeNames.literal(type.type, named: name)).self) { ... }\(hint)
@@ -118,57 +118,47 @@ extension InjectionError {
     /// set after construction to find: the advice leaves that way out.
     static func cycle(_ type: AnyType, path: [AnyType], isTransient: Bool = false, names: TypeNames) -> InjectionError {
         let pathNames = path.map(names.name)
-        let advice = isTransient
-            ? "Break it by removing one of these dependencies, or by resolving one of them on first use (InjectLazy): " +
-                "every type on it is .transient, so none is cached for a back-reference to find."
-            : "Break it by removing one of these dependencies, or by setting the back-reference after " +
-                "construction (register(_:lifetime:factory:postConstruction:)) or on first use (InjectLazy)."
+        let advice = "Break it by removing one of these dependencies, or by " + (isTransient
+            ? "resolving one of them on first use (InjectLazy): every type on it is .transient, so none is " +
+                "cached for a back-reference to find."
+            : "setting the back-reference after construction (register(_:lifetime:factory:postConstruction:)) " +
+                "or on first use (InjectLazy).")
         return InjectionError(
             kind: .cycle, typeName: names.name(type), chain: pathNames,
             description: "Injection: dependency cycle: \(pathNames.joined(separator: " → ")). \(advice)")
     }
 
-    static func factoryFailed(_ type: AnyType, chain: [AnyType], underlying: any Error, names: TypeNames) -> InjectionError {
+    /// `inPostConstruction`: the `postConstruction` of `type` threw, not its factory.
+    static func factoryFailed(
+        _ type: AnyType, chain: [AnyType], underlying: any Error, inPostConstruction: Bool, names: TypeNames
+    ) -> Self {
         let name = names.name(type)
         return InjectionError(
             kind: .factoryFailed, typeName: name, chain: chain.map(names.name), underlyingError: underlying,
-            description: """
+            description: inPostConstruction ? """
+            Injection: the postConstruction of \(name) threw \(underlying)\(resolving(chain, names)). \
+            The instance was evicted, with everything the same resolve built; objects that already \
+            received them keep them. The next resolve builds them again.
+            """ : """
             Injection: the factory for \(name) threw \(underlying)\(resolving(chain, names)). \
             Nothing was cached, so the next resolve runs the factory again; \
             fix the factory or what it needs.
             """)
     }
 
-    static func postConstructionFailed(
-        _ type: AnyType, chain: [AnyType], underlying: any Error, names: TypeNames
-    ) -> InjectionError {
-        let name = names.name(type)
-        return InjectionError(
-            kind: .factoryFailed, typeName: name, chain: chain.map(names.name), underlyingError: underlying,
-            description: """
-            Injection: the postConstruction of \(name) threw \(underlying)\(resolving(chain, names)). \
-            The instance was evicted, with everything the same resolve built; objects that already \
-            received them keep them. The next resolve builds them again.
-            """)
-    }
-
     static func resolvedDuringReset(_ type: AnyType, chain: [AnyType], names: TypeNames) -> InjectionError {
         let name = names.name(type)
         return InjectionError(
-            kind: .resolvedDuringReset, typeName: name, chain: chain.map(names.name),
-            description: """
+            kind: .resolvedDuringReset, typeName: name, chain: chain.map(names.name), description: """
             Injection: \(name) was resolved inside resetCurrentContainer { }, before the new scope \
             exists. Only register inside the block; resolve after it returns.
             """)
     }
 
-    static func weakNeedsClass(
-        _ type: AnyType, chain: [AnyType], names: TypeNames
-    ) -> InjectionError {
+    static func weakNeedsClass(_ type: AnyType, chain: [AnyType], names: TypeNames) -> InjectionError {
         let name = names.name(type)
         return InjectionError(
-            kind: .weakNeedsClass, typeName: name, chain: chain.map(names.name),
-            description: """
+            kind: .weakNeedsClass, typeName: name, chain: chain.map(names.name), description: """
             Injection: \(name) is registered with lifetime .weak, but its factory returned a value that \
             is not a class instance\(resolving(chain, names)); only class instances can be held weakly. \
             Register it .scoped or .transient, or return a class.
@@ -177,20 +167,21 @@ extension InjectionError {
 
     static func wrongIsolation(_ type: AnyType, chain: [AnyType], names: TypeNames) -> InjectionError {
         let name = names.name(type)
+        let (built, closure, verb) = type.isBuilder
+            ? ("built", "build closure", "Build") : ("resolved", "factory", "Resolve")
+        let fix = type.isBuilder
+            ? "`try await InjectionManager.buildAsync(model)`"
+            : "`try await container.resolveAsync(\(TypeNames.literal(type.type, named: name)).self)` "
+                + "(or `InjectionManager.resolveAsync`)"
         return InjectionError(
-            kind: .wrongIsolation, typeName: name, chain: chain.map(names.name),
-            description: """
-            Injection: \(name) is registered with isolation: MainActor, but it was \(type.isBuilder ? "built" : "resolved") \
-            synchronously off the main actor\(resolving(chain, names)), so its \(type.isBuilder ? "build closure" : "factory") \
-            cannot run. \(type.isBuilder ? "Build" : "Resolve") it from @MainActor code, or with \
-            \(type.isBuilder
-                ? "`try await InjectionManager.buildAsync(model)`"
-                : "`try await container.resolveAsync(\(TypeNames.literal(type.type, named: name)).self)` (or `InjectionManager.resolveAsync`)"), \
-            which hops to the main actor.
+            kind: .wrongIsolation, typeName: name, chain: chain.map(names.name), description: """
+            Injection: \(name) is registered with isolation: MainActor, but it was \(built) synchronously off the \
+            main actor\(resolving(chain, names)), so its \(closure) cannot run. \(verb) it from @MainActor code, or \
+            with \(fix), which hops to the main actor.
             """)
     }
 
-    static func asyncFactory(_ type: AnyType, lifetime: InjectionLifetime, chain: [AnyType], names: TypeNames) -> InjectionError {
+    static func asyncFactory(_ type: AnyType, lifetime: InjectionLifetime, chain: [AnyType], names: TypeNames) -> Self {
         let name = names.name(type)
         let literal = TypeNames.literal(type.type, named: name)
         let resolveAsync = "`try await InjectionManager.resolveAsync(\(literal).self)`"
@@ -200,7 +191,8 @@ extension InjectionError {
             """
             Injection: \(name) has an async factory and is .transient, so it cannot be resolved synchronously\
             \(resolving(chain, names)): each resolve builds a new instance, which only an async resolve can do. \
-            Resolve it with \(resolveAsync), or register it .scoped or .singleton and build it at launch with \(prepare).
+            Resolve it with \(resolveAsync), or register it .scoped or .singleton and build it at launch \
+            with \(prepare).
             """
         case .weak:
             """
@@ -215,14 +207,13 @@ extension InjectionError {
             at launch (then Inject() returns the cached instance), or resolve it with \(resolveAsync).
             """
         }
-        return InjectionError(kind: .asyncFactory, typeName: name, chain: chain.map(names.name), description: description)
+        return Self(kind: .asyncFactory, typeName: name, chain: chain.map(names.name), description: description)
     }
 
     static func verificationFailed(_ problems: [InjectionError], registrations: Int) -> InjectionError {
         let list = problems.enumerated().map { "  \($0.offset + 1). \($0.element.description)" }
         return InjectionError(
-            kind: .verificationFailed, typeName: "", chain: [], problems: problems,
-            description: """
+            kind: .verificationFailed, typeName: "", chain: [], problems: problems, description: """
             Injection: verify() found \(problems.count) problem\(problems.count == 1 ? "" : "s") \
             in \(registrations) registration\(registrations == 1 ? "" : "s"):
             \(list.joined(separator: "\n"))
@@ -235,8 +226,7 @@ extension InjectionError {
         let ends = chainNames.count > 2
             ? "\(chainNames[0]) → … → \(chainNames[chainNames.count - 1])" : chainNames.joined(separator: " → ")
         return InjectionError(
-            kind: .tooDeep, typeName: name, chain: chainNames,
-            description: """
+            kind: .tooDeep, typeName: name, chain: chainNames, description: """
             Injection: resolving \(name) nests \(chainNames.count) factories deep (\(ends)), and this thread's \
             \(stackSize >> 10) KiB stack has less than \(ThreadState.stackReserve >> 10) KiB left, so \
             resolving on would overflow it. Make the graph shallower (a factory that resolves what it needs \
@@ -248,8 +238,7 @@ extension InjectionError {
     static func containerReleased(_ type: AnyType, handle: String = "InjectLazy") -> InjectionError {
         let name = TypeNames.written(type.type)
         return InjectionError(
-            kind: .containerReleased, typeName: name, chain: [name],
-            description: """
+            kind: .containerReleased, typeName: name, chain: [name], description: """
             Injection: \(handle)<\(name)> was read after its container was released, so there is nothing to \
             resolve \(name) from. A handle does not keep its container alive: keep the container for as long as \
             the object holding the handle, or read the handle while the container exists.

@@ -67,9 +67,7 @@ public struct InjectionGraph: Sendable, CustomStringConvertible {
             let style = node.lifetime == nil ? ", color=red, fontcolor=red, style=\"rounded,dashed\"" : ""
             lines.append("    \(Self.dotQuoted(node.name)) [label=\(Self.dotQuoted(label))\(style)];")
         }
-        for edge in edges {
-            lines.append("    \(Self.dotQuoted(edge.from)) -> \(Self.dotQuoted(edge.to));")
-        }
+        for edge in edges { lines.append("    \(Self.dotQuoted(edge.from)) -> \(Self.dotQuoted(edge.to));") }
         lines.append("}")
         return lines.joined(separator: "\n") + "\n"
     }
@@ -79,12 +77,10 @@ public struct InjectionGraph: Sendable, CustomStringConvertible {
         let ids = Dictionary(uniqueKeysWithValues: nodes.enumerated().map { ($0.element.name, "n\($0.offset)") })
         var lines = ["flowchart LR"]
         for node in nodes {
-            let label = "\(node.name)<br/>\(node.lifetime?.description ?? "not registered")"
-            lines.append("    \(ids[node.name]!)[\"\(Self.mermaidEscaped(label))\"]")
+            let label = "\(Self.mermaidEscaped(node.name))<br/>\(node.lifetime?.description ?? "not registered")"
+            lines.append("    \(ids[node.name]!)[\"\(label)\"]")
         }
-        for edge in edges {
-            lines.append("    \(ids[edge.from]!) --> \(ids[edge.to]!)")
-        }
+        for edge in edges { lines.append("    \(ids[edge.from]!) --> \(ids[edge.to]!)") }
         let missing = nodes.filter { $0.lifetime == nil }.map { ids[$0.name]! }
         if !missing.isEmpty {
             lines.append("    classDef missing stroke:#d00,stroke-dasharray:4,color:#d00")
@@ -100,30 +96,11 @@ public struct InjectionGraph: Sendable, CustomStringConvertible {
         return lines.joined(separator: "\n")
     }
 
-    private static func dotQuoted(_ text: String) -> String {
-        "\"" + escaped(text, ["\"": "\\\""]) + "\""
-    }
+    private static func dotQuoted(_ text: String) -> String { "\"" + escaped(text, ["\"": "\\\""]) + "\"" }
 
-    /// Escapes a Mermaid label, keeping the `<br/>` line breaks this type inserts.
+    /// Escapes text for a Mermaid label (the `<br/>` line breaks this type inserts are added after).
     private static func mermaidEscaped(_ text: String) -> String {
-        lines(of: text).map { escaped($0, ["\"": "#quot;", "<": "#lt;", ">": "#gt;"]) }.joined(separator: "<br/>")
-    }
-
-    /// `text` split at each `<br/>`, by hand: splitting on a string needs iOS 16 without Foundation.
-    private static func lines(of text: String) -> [String] {
-        let separator = Array("<br/>")
-        var lines: [String] = [], line: [Character] = [], pending = text[...]
-        while let next = pending.first {
-            if pending.starts(with: separator) {
-                lines.append(String(line))
-                line = []
-                pending = pending.dropFirst(separator.count)
-            } else {
-                line.append(next)
-                pending = pending.dropFirst()
-            }
-        }
-        return lines + [String(line)]
+        escaped(text, ["\"": "#quot;", "<": "#lt;", ">": "#gt;"])
     }
 
     private static func escaped(_ text: String, _ replacements: [Character: String]) -> String {

@@ -18,8 +18,7 @@ extension InjectionManager {
     /// > structured concurrency (`DispatchQueue.async`, `Thread`) sees the process-wide container:
     /// > capture `container` and call ``InjectionContainer/resolve(_:isolation:)-(Value.Type,_)`` there, or bind it again.
     public static func withContainer<Result, Failure: Error>(
-        _ container: InjectionContainer,
-        operation: () throws(Failure) -> Result
+        _ container: InjectionContainer, operation: () throws(Failure) -> Result
     ) throws(Failure) -> Result {
         try Binding.withContainer(container, operation)
     }
@@ -34,8 +33,7 @@ extension InjectionManager {
     /// ```
     /// The operation runs on the caller's actor (`isolation`), so binding a container never hops.
     public static func withContainer<Result>(
-        _ container: InjectionContainer,
-        isolation: isolated (any Actor)? = #isolation,
+        _ container: InjectionContainer, isolation: isolated (any Actor)? = #isolation,
         operation: () async throws -> Result
     ) async rethrows -> Result {
         let binding = TaskBinding(container, inside: Binding.current)

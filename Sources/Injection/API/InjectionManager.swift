@@ -28,7 +28,8 @@ public enum InjectionManager {
         if let container, let verification = container.verification {
             verification.park(error, container: container, frame: binding?.frame)
         }
-        guard let test = container?.testName ?? TaskBinding.current?.testName else { fatalError(error.description, file: file, line: line) }
+        let test = container?.testName ?? TaskBinding.current?.testName
+        guard let test else { fatalError(error.description, file: file, line: line) }
         let sentence = error.description.hasSuffix(".") || error.description.hasSuffix(")") ? "" : "."
         var message = error.description + sentence + " This happened in the test \(test)."
         if error.kind == .notRegistered {
@@ -42,7 +43,11 @@ public enum InjectionManager {
 
     /// The handler, in a struct: a closure held directly in the lock's generic state is re-wrapped by each
     /// access in an unspecialized build.
-    private static let handler = LockedState(Unchecked<@Sendable (String) -> Void>(defaultDiagnosticsHandler))
+    private static let handler = LockedState(Unchecked<@Sendable (String) -> Void>({ line in
+        #if DEBUG
+        _injection_write_stderr(line + "\n")
+        #endif
+    }))
 
     /// Where the library reports mistakes that are not errors: one line per finding, starting with
     /// `Injection:`.
@@ -60,18 +65,9 @@ public enum InjectionManager {
         get { handler.withLock { $0.value } }
         set {
             // The old handler goes after unlocking: what it captures may install a handler in its deinit.
-            let replaced = handler.withLock { handler in
-                defer { handler = Unchecked(newValue) }
-                return handler
-            }
-            _ = replaced
+            var replaced = Unchecked(newValue)
+            handler.withLock { swap(&$0, &replaced) }
         }
-    }
-
-    private static let defaultDiagnosticsHandler: @Sendable (String) -> Void = { line in
-        #if DEBUG
-        _injection_write_stderr(line + "\n")
-        #endif
     }
 
     /// The container the current task resolves from: the innermost one bound by
@@ -90,13 +86,9 @@ public enum InjectionManager {
     /// InjectionManager.register(ViewModel.self, lifetime: .transient) { ViewModel(api: Inject()) }
     /// ```
     /// See ``InjectionContainer/register(_:lifetime:file:factory:postConstruction:)-(Value.Type,_,_,_,_)``.
-    @discardableResult
-    public static func register<Value>(
-        _ type: Value.Type,
-        lifetime: InjectionLifetime? = nil,
-        file: StaticString = #fileID,
-        factory: @escaping @Sendable () throws -> Value,
-        postConstruction: (@Sendable (Value) throws -> Void)? = nil
+    @discardableResult public static func register<Value>(
+        _ type: Value.Type, lifetime: InjectionLifetime? = nil, file: StaticString = #fileID,
+        factory: @escaping @Sendable () throws -> Value, postConstruction: (@Sendable (Value) throws -> Void)? = nil
     ) -> InjectionRegistration<Value> {
         currentContainer.register(type, lifetime: lifetime, file: file, factory: factory, postConstruction: postConstruction)
     }
@@ -108,11 +100,8 @@ public enum InjectionManager {
     /// InjectionManager.register(CacheDatabase.self, lifetime: .singleton) { SQLiteDatabase(path: "cache.db") }
     /// ```
     /// See ``InjectionKey``.
-    @discardableResult
-    public static func register<Key: InjectionKey>(
-        _ key: Key.Type,
-        lifetime: InjectionLifetime? = nil,
-        file: StaticString = #fileID,
+    @discardableResult public static func register<Key: InjectionKey>(
+        _ key: Key.Type, lifetime: InjectionLifetime? = nil, file: StaticString = #fileID,
         factory: @escaping @Sendable () throws -> Key.Value,
         postConstruction: (@Sendable (Key.Value) throws -> Void)? = nil
     ) -> InjectionRegistration<Key.Value> {
@@ -125,8 +114,7 @@ public enum InjectionManager {
     /// InjectionManager.register(Config.self, instance: Config(contentsOf: url))
     /// ```
     /// See ``InjectionContainer/register(_:instance:file:)-(Value.Type,_,_)``.
-    @discardableResult
-    @_disfavoredOverload  // A trailing closure is a factory, even where a closure converts to `Value` (`Any`).
+    @discardableResult @_disfavoredOverload  // A trailing closure is a factory, even where it converts to `Value`.
     public static func register<Value>(
         _ type: Value.Type, instance: sending Value, file: StaticString = #fileID
     ) -> InjectionRegistration<Value> {
@@ -134,8 +122,7 @@ public enum InjectionManager {
     }
 
     /// Registers an instance made already for the typed key `Key` in the current container.
-    @discardableResult
-    @_disfavoredOverload  // A trailing closure is a factory, even where a closure converts to `Value` (`Any`).
+    @discardableResult @_disfavoredOverload  // A trailing closure is a factory, even where it converts to `Value`.
     public static func register<Key: InjectionKey>(
         _ key: Key.Type, instance: sending Key.Value, file: StaticString = #fileID
     ) -> InjectionRegistration<Key.Value> {
@@ -143,16 +130,12 @@ public enum InjectionManager {
     }
 
     /// Removes the registration of `type` and its cached instance from the current container.
-    public static func unregister<Value>(_ type: Value.Type) {
-        currentContainer.unregister(type)
-    }
+    public static func unregister<Value>(_ type: Value.Type) { currentContainer.unregister(type) }
 
     /// Removes the registration of the typed key `Key` from ``currentContainer``, and its cached instance.
     ///
     /// For a class that is both an ``InjectionKey`` and a registered type, this removes the key's registration.
-    public static func unregister<Key: InjectionKey>(_ key: Key.Type) {
-        currentContainer.unregister(key)
-    }
+    public static func unregister<Key: InjectionKey>(_ key: Key.Type) { currentContainer.unregister(key) }
 
     /// Removes every registration and cached instance of the current container, singletons included.
     ///
@@ -160,21 +143,15 @@ public enum InjectionManager {
     /// InjectionManager.removeAll()
     /// ```
     /// See ``InjectionContainer/removeAll()``.
-    public static func removeAll() {
-        currentContainer.removeAll()
-    }
+    public static func removeAll() { currentContainer.removeAll() }
 
     /// Whether `type` is registered in the current container.
-    public static func isRegistered<Value>(_ type: Value.Type) -> Bool {
-        currentContainer.isRegistered(type)
-    }
+    public static func isRegistered<Value>(_ type: Value.Type) -> Bool { currentContainer.isRegistered(type) }
 
     /// Whether a factory for the typed key `Key` is registered in ``currentContainer``.
     ///
     /// For a class that is both an ``InjectionKey`` and a registered type, this asks about the key.
-    public static func isRegistered<Key: InjectionKey>(_ key: Key.Type) -> Bool {
-        currentContainer.isRegistered(key)
-    }
+    public static func isRegistered<Key: InjectionKey>(_ key: Key.Type) -> Bool { currentContainer.isRegistered(key) }
 
     // MARK: - Resolution
 
@@ -204,9 +181,7 @@ public enum InjectionManager {
     /// Evicts every `.scoped` instance of the current container; registrations and singletons stay.
     ///
     /// See ``InjectionContainer/resetCurrentContainer()``.
-    public static func resetCurrentContainer() {
-        currentContainer.resetCurrentContainer()
-    }
+    public static func resetCurrentContainer() { currentContainer.resetCurrentContainer() }
 
     /// Resets the current container and applies the registrations made in `body` as one atomic step.
     ///
@@ -229,16 +204,12 @@ public enum InjectionManager {
     /// try InjectionManager.verify()
     /// ```
     /// See ``InjectionContainer/verify()``.
-    public static func verify() throws(InjectionError) {
-        try currentContainer.verify()
-    }
+    public static func verify() throws(InjectionError) { try currentContainer.verify() }
 
     /// The current container's registered types and the "A needs B" edges seen so far.
     ///
     /// See ``InjectionContainer/dependencyGraph()``.
-    public static func dependencyGraph() -> InjectionGraph {
-        currentContainer.dependencyGraph()
-    }
+    public static func dependencyGraph() -> InjectionGraph { currentContainer.dependencyGraph() }
 
     /// The types of evicted instances that are still alive after their scope ended: a leak check.
     ///
@@ -259,12 +230,8 @@ public enum InjectionManager {
     /// InjectionManager.register(ProfileViewModel.self, isolation: MainActor.shared) { ProfileViewModel() }
     /// ```
     /// See ``InjectionContainer/register(_:lifetime:isolation:file:factory:postConstruction:)-(Value.Type,_,_,_,_,_)``.
-    @discardableResult
-    public static func register<Value>(
-        _ type: Value.Type,
-        lifetime: InjectionLifetime? = nil,
-        isolation: MainActor,
-        file: StaticString = #fileID,
+    @discardableResult public static func register<Value>(
+        _ type: Value.Type, lifetime: InjectionLifetime? = nil, isolation: MainActor, file: StaticString = #fileID,
         factory: @escaping @MainActor @Sendable () throws -> Value,
         postConstruction: (@Sendable (Value) throws -> Void)? = nil
     ) -> InjectionRegistration<Value> {
@@ -277,23 +244,16 @@ public enum InjectionManager {
     /// InjectionManager.register((any Store).self) { await LiveStore.open() }
     /// ```
     /// See ``InjectionContainer/register(_:lifetime:file:factory:)-(Value.Type,_,_,_)``.
-    @discardableResult
-    public static func register<Value>(
-        _ type: Value.Type,
-        lifetime: InjectionLifetime? = nil,
-        file: StaticString = #fileID,
+    @discardableResult public static func register<Value>(
+        _ type: Value.Type, lifetime: InjectionLifetime? = nil, file: StaticString = #fileID,
         factory: @escaping @Sendable () async throws -> Value
     ) -> InjectionRegistration<Value> {
         currentContainer.register(type, lifetime: lifetime, file: file, factory: factory)
     }
 
     /// Registers a main-actor factory for the typed key `Key` in the current container.
-    @discardableResult
-    public static func register<Key: InjectionKey>(
-        _ key: Key.Type,
-        lifetime: InjectionLifetime? = nil,
-        isolation: MainActor,
-        file: StaticString = #fileID,
+    @discardableResult public static func register<Key: InjectionKey>(
+        _ key: Key.Type, lifetime: InjectionLifetime? = nil, isolation: MainActor, file: StaticString = #fileID,
         factory: @escaping @MainActor @Sendable () throws -> Key.Value,
         postConstruction: (@Sendable (Key.Value) throws -> Void)? = nil
     ) -> InjectionRegistration<Key.Value> {
@@ -301,11 +261,8 @@ public enum InjectionManager {
     }
 
     /// Registers an `async` factory for the typed key `Key` in the current container.
-    @discardableResult
-    public static func register<Key: InjectionKey>(
-        _ key: Key.Type,
-        lifetime: InjectionLifetime? = nil,
-        file: StaticString = #fileID,
+    @discardableResult public static func register<Key: InjectionKey>(
+        _ key: Key.Type, lifetime: InjectionLifetime? = nil, file: StaticString = #fileID,
         factory: @escaping @Sendable () async throws -> Key.Value
     ) -> InjectionRegistration<Key.Value> {
         currentContainer.register(key, lifetime: lifetime, file: file, factory: factory)

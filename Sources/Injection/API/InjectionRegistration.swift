@@ -18,11 +18,6 @@ public struct InjectionRegistration<Value>: Sendable {
     let container: InjectionContainer
     let registration: Registration
 
-    init(_ container: InjectionContainer, _ registration: Registration) {
-        self.container = container
-        self.registration = registration
-    }
-
     /// Makes `Other` resolve to this registration's instance, through `upcast`: one object under
     /// several protocols.
     ///
@@ -37,8 +32,7 @@ public struct InjectionRegistration<Value>: Sendable {
     /// async registration, a synchronous resolve of `Other` succeeds once the instance is built and fails
     /// with this type's error before, and `resolveAsync` of `Other` hops or awaits as this type's does.
     /// `Other` must be another type than the registered one: `.implements(Self.self)` traps with a message.
-    @discardableResult
-    public func implements<Other>(
+    @discardableResult public func implements<Other>(
         _ other: Other.Type, file: StaticString = #fileID, _ upcast: @escaping @Sendable (Value) -> Other
     ) -> Self {
         let primary = registration.type
@@ -60,9 +54,9 @@ public struct InjectionRegistration<Value>: Sendable {
         }, asyncForm: {
             upcast(try await InjectionManager.currentContainer.asyncResolve(primary).value(as: Value.self))
         })
-        guard container.register(alias, whileCurrent: registration) else {
-            container.reportStaleHandle(of: primary, call: ".implements(\(TypeNames.literal(other, named: container.names.name(of: other))).self) { ... }")
-            return self
+        if !container.register(alias, whileCurrent: registration) {
+            let name = TypeNames.literal(other, named: container.names.name(of: other))
+            container.reportStaleHandle(of: primary, call: ".implements(\(name).self) { ... }")
         }
         return self
     }
@@ -75,13 +69,12 @@ public struct InjectionRegistration<Value>: Sendable {
     ///     .postConstruction { $0.reload() }
     /// ```
     /// It follows the rules of `register`'s `postConstruction:` parameter, which is the first step.
-    @discardableResult
-    public func postConstruction(_ body: @escaping @Sendable (Value) throws -> Void) -> Self {
+    @discardableResult public func postConstruction(_ body: @escaping @Sendable (Value) throws -> Void) -> Self {
         let chained = registration.adding(postConstruction: body)
         guard container.register(chained, whileCurrent: registration) else {
             container.reportStaleHandle(of: registration.type, call: ".postConstruction { }")
             return self
         }
-        return InjectionRegistration(container, chained)
+        return InjectionRegistration(container: container, registration: chained)
     }
 }

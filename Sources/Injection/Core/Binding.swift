@@ -49,13 +49,11 @@ struct Binding {
     ) throws(Failure) -> Result {
         let outer = current
         let task = TaskBinding(container, inside: outer, transaction: transaction)
-        let binding = Binding(container, frame: outer?.frame, transaction: task.transaction, startsResolution: outer?.startsResolution ?? false)
+        let binding = Binding(container, frame: outer?.frame, transaction: task.transaction,
+                              startsResolution: outer?.startsResolution ?? false)
         return try ThreadState.withCurrent { state throws(Failure) -> Result in
             try state.bind(binding) { () throws(Failure) -> Result in
-                let result: Swift.Result<Result, Failure> = TaskBinding.$current.withValue(task) {
-                    do throws(Failure) { return .success(try body()) } catch { return .failure(error) }
-                }
-                return try result.get()
+                try TaskBinding.$current.withValue(task) { Swift.Result { () throws(Failure) in try body() } }.get()
             }
         }
     }

@@ -4,13 +4,16 @@
 /// Not generic on purpose: reading a generic class's field from unspecialized code (every resolve is)
 /// needs that class's metadata, a run-time lookup per read. The header is the value's static type; the
 /// value lives in the tail (a `ManagedBuffer`), aligned for its type. Immutable once made.
-final class Box: ManagedBuffer<Any.Type, UInt> {  // Immutable once made; not `Sendable` (its superclass is not): `Unchecked` carries it across tasks.
+final class Box: ManagedBuffer<Any.Type, UInt> {
+    // Immutable once made; not `Sendable` (its superclass is not): `Unchecked` carries it across tasks.
     /// Boxes `value`.
     static func make<Value>(_ value: consuming Value) -> Box {
         // The tail is word-aligned: a value aligned more strictly gets room to align it.
         let slack = max(MemoryLayout<Value>.alignment - MemoryLayout<UInt>.alignment, 0)
         let words = (MemoryLayout<Value>.size + slack + MemoryLayout<UInt>.stride - 1) / MemoryLayout<UInt>.stride
-        let box = Box.create(minimumCapacity: max(words, 1)) { _ in Value.self } as! Box
+        // `create` is the superclass's, typed as it: a `Box` by construction (an `as!` costs a class-hierarchy
+        // walk on every first resolve: the launch first-resolve target, ≤ 1.0x of the seed design).
+        let box = unsafeDowncast(Box.create(minimumCapacity: max(words, 1)) { _ in Value.self }, to: Box.self)
         box.storage(of: Value.self).initialize(to: value)
         return box
     }
@@ -29,9 +32,7 @@ final class Box: ManagedBuffer<Any.Type, UInt> {  // Immutable once made; not `S
     }
 
     /// The stored value; `Value` must be the type the box was made for.
-    func value<Value>(as _: Value.Type) -> Value {
-        storage(of: Value.self).pointee
-    }
+    func value<Value>(as _: Value.Type) -> Value { storage(of: Value.self).pointee }
 
     /// The instance as a class instance (an optional's wrapped one), or `nil` for a value type or `nil`.
     var object: AnyObject? {
@@ -50,19 +51,15 @@ final class Box: ManagedBuffer<Any.Type, UInt> {  // Immutable once made; not `S
     /// every eviction, which cost more than the rest of it (the login/logout target, at least 3x faster
     /// than Swinject, fails without this).
     private static func isDisposable(_ type: AnyClass) -> Bool {
-        if let known = disposableClasses.withLock({ $0[ObjectIdentifier(type)] }) { return known }
+        let key = AnyType(bits: UInt(bitPattern: ObjectIdentifier(type)))
+        if let known = disposableClasses.withLock({ $0[key] }) { return known }
         let isDisposable = type is any InjectionDisposable.Type
-        disposableClasses.withLock { $0[ObjectIdentifier(type)] = isDisposable }
+        disposableClasses.withLock { _ = $0.insert(isDisposable, for: key) }
         return isDisposable
     }
 
-    private static let disposableClasses = LockedState<[ObjectIdentifier: Bool]>([:])
-
-    /// A box of type `type` holding `object`, which came from ``object`` of a box of that type.
-    static func holding(_ object: AnyObject, as type: Any.Type) -> Box {
-        func box<Value>(_: Value.Type) -> Box { Box.make(object as! Value) }
-        return _openExistential(type, do: box)
-    }
+    /// The answers, by class (its metadata's address as the key).
+    private static let disposableClasses = LockedState(HashTable<Bool>())
 
     /// Whether the instance is an `Optional` holding `nil`, which is never cached.
     var isNilOptional: Bool {
@@ -72,23 +69,6 @@ final class Box: ManagedBuffer<Any.Type, UInt> {  // Immutable once made; not `S
             return (storage(of: Value.self).pointee as? any OptionalType)?.isNil ?? false
         }
         return _openExistential(type, do: isNil)
-    }
-
-    /// Whether `type` is an `Error` existential constrained to a class (`any Error & AnyObject`,
-    /// `any Error & SomeClass`), or an optional of one: Swift 6.3's compiler and runtime disagree on its
-    /// size (code that names the type may lay it out in 16 bytes where the metadata generic code reads says
-    /// 8), so generic code cannot store, copy or box one safely: the register refuses it. Read from the
-    /// type's metadata (its kind and existential flags, part of Swift's stable ABI).
-    static func hasUnreliableLayout(_ type: Any.Type) -> Bool {
-        let metadata = unsafeBitCast(type, to: UnsafeRawPointer.self)
-        switch metadata.load(as: UInt.self) {  // The metadata's kind.
-        case 0x303:  // An existential: class-constrained (bit 31 clear) with `Error` as its special protocol (1 in bits 24-29).
-            return metadata.load(fromByteOffset: MemoryLayout<UInt>.size, as: UInt32.self) & 0xBF00_0000 == 0x0100_0000
-        case 0x202:  // An `Optional`: its wrapped type decides.
-            return (type as? any OptionalType.Type).map { hasUnreliableLayout($0.wrappedType) } ?? false
-        default:
-            return false
-        }
     }
 
     /// `value` as a class instance (an optional's wrapped one), or `nil` for a value type or `nil`.
@@ -110,7 +90,7 @@ final class Box: ManagedBuffer<Any.Type, UInt> {  // Immutable once made; not `S
 final class WeakReference: @unchecked Sendable {  // `object` is a weak reference: the runtime synchronises it.
     weak var object: AnyObject?
     let type: AnyType
-    /// The registered value type, to box the object again (``Box/holding(_:as:)``).
+    /// The registered value type, to box the object again (``box``).
     let valueType: Any.Type
 
     init(_ object: AnyObject, type: AnyType, valueType: Any.Type) {
@@ -118,11 +98,12 @@ final class WeakReference: @unchecked Sendable {  // `object` is a weak referenc
         self.type = type
         self.valueType = valueType
     }
-}
 
-/// Carries a value out of `MainActor.assumeIsolated`, which requires `Sendable` results: the value is
-/// made and used on the main actor, so nothing crosses an isolation boundary.
-struct Unchecked<Value>: @unchecked Sendable {
-    let value: Value
-    init(_ value: Value) { self.value = value }
+    /// The instance, if it is still alive, in a new box of ``valueType``: the box it came from had that
+    /// type.
+    var box: Box? {
+        guard let object else { return nil }
+        func box<Value>(_: Value.Type) -> Box { Box.make(object as! Value) }
+        return _openExistential(valueType, do: box)
+    }
 }

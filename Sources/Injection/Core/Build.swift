@@ -2,7 +2,8 @@
 /// see it. Made by the first claim told to wait (an uncontended build needs none); the build is in
 /// progress while its key's slot holds it. Threads wait on the container's condition, tasks suspend in
 /// ``asyncWaiters``; waiters that find it gone claim again.
-final class Build: @unchecked Sendable {  // `asyncWaiters`: under the container's lock; `isFinished`: under the wait-for graph's.
+final class Build: @unchecked Sendable {
+    // `asyncWaiters` changes under the container's lock, `isFinished` under the wait-for graph's.
     /// The resolution building it.
     let owner: Resolution
     let container: ObjectIdentifier
@@ -45,11 +46,7 @@ extension Build {
             var wanted = build
             while !wanted.isFinished {
                 let owner = wanted.owner
-                if owner === resolution {
-                    path += Self.path(of: chain, from: wanted)
-                    path.append(build.type)
-                    return path
-                }
+                if owner === resolution { return path + Self.path(of: chain, from: wanted) + [build.type] }
                 guard let (next, ownerChain) = owner.waiting else { break }
                 path += Self.path(of: ownerChain, from: wanted)
                 wanted = next
@@ -60,20 +57,14 @@ extension Build {
     }
 
     /// Marks `build` finished or abandoned; call under its container's lock, before waking its waiters.
-    static func finished(_ build: Build) {
-        graphLock.withLock { _ in build.isFinished = true }
-    }
+    static func finished(_ build: Build) { graphLock.withLock { _ in build.isFinished = true } }
 
     /// Clears the wait recorded by ``beginWaiting(_:chain:for:)``.
-    static func endWaiting(_ resolution: Resolution) {
-        graphLock.withLock { _ in resolution.waiting = nil }
-    }
+    static func endWaiting(_ resolution: Resolution) { graphLock.withLock { _ in resolution.waiting = nil } }
 
     /// `chain` from its innermost frame that resolves `build`'s type, or just that type if none does.
     private static func path(of chain: [Link], from build: Build) -> [AnyType] {
-        guard let start = chain.lastIndex(where: { $0.type == build.type && $0.container == build.container }) else {
-            return [build.type]
-        }
-        return chain[start...].map(\.type)
+        let start = chain.lastIndex { $0.type == build.type && $0.container == build.container }
+        return start.map { chain[$0...].map(\.type) } ?? [build.type]
     }
 }

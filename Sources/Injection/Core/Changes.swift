@@ -7,8 +7,7 @@ extension InjectionContainer {
     /// Registers `registration`, in the open reset block if there is one. With `current`, a change through
     /// a handle of that registration (`InjectionRegistration`): made only while `current` is the registration
     /// of its key, checked and made in one lock hold; returns `false`, having changed nothing, if it is not.
-    @discardableResult
-    func register(_ registration: Registration, whileCurrent current: Registration? = nil) -> Bool {
+    @discardableResult func register(_ registration: Registration, whileCurrent current: Registration? = nil) -> Bool {
         let key = registration.type
         if let transaction = openTransaction() {
             if let current {
@@ -27,11 +26,7 @@ extension InjectionContainer {
         var isCurrent = true, replacedHeldInstances = false
         apply { state in
             let evictions: ContainerState.Evictions?
-            if let current {
-                (isCurrent, evictions) = state.replace(key, with: registration, whileCurrent: current)
-            } else {
-                evictions = state.replace(key, with: registration)
-            }
+            (isCurrent, evictions) = state.replace(key, with: registration, whileCurrent: current)
             replacedHeldInstances = evictions?.replacedHeldInstances ?? false
             return forgettingEdges(of: key, evictions)
         }
@@ -40,9 +35,7 @@ extension InjectionContainer {
     }
 
     /// Removes the registration of `key`.
-    func unregister(_ key: AnyType) {
-        perform(.unregister(key))
-    }
+    func unregister(_ key: AnyType) { perform(.unregister(key)) }
 
     /// Whether `key` is registered, as the open reset block will leave it if it decides.
     func isRegistered(_ key: AnyType) -> Bool {
@@ -73,9 +66,7 @@ extension InjectionContainer {
             // Committed under the container's lock: a task that outlived the block and registers now
             // waits for the lock and lands after the block's operations, not between them.
             var evictions = ContainerState.Evictions()
-            for operation in transaction.commit() {
-                carryOut(operation, on: &state).map { evictions.merge($0) }
-            }
+            for operation in transaction.commit() { carryOut(operation, on: &state).map { evictions.merge($0) } }
             return evictions
         }
     }
@@ -91,7 +82,7 @@ extension InjectionContainer {
     private func carryOut(_ operation: Transaction.Operation, on state: inout ContainerState) -> ContainerState.Evictions? {
         switch operation {
         case .reset: return state.reset()
-        case .register(let key, let registration): return forgettingEdges(of: key, state.replace(key, with: registration))
+        case .register(let key, let new): return forgettingEdges(of: key, state.replace(key, with: new))
         case .registerWhileCurrent(let key, let registration, let current):
             return forgettingEdges(of: key, state.replace(key, with: registration, whileCurrent: current).evictions)
         case .unregister(let key): return forgettingEdges(of: key, state.replace(key, with: nil))
@@ -111,9 +102,7 @@ extension InjectionContainer {
 
     /// The open `resetCurrentContainer { }` of this container that the current code runs inside, if any:
     /// in this task, or in the block of another container's that factories in between run in.
-    func openTransaction() -> Transaction? {
-        Binding.current?.transaction?.open(for: self)
-    }
+    func openTransaction() -> Transaction? { Binding.current?.transaction?.open(for: self) }
 
     /// The epoch of the current scope, read without the lock (see `epochWord`).
     var epoch: UInt64 { _injection_load_u64(epochWord) }

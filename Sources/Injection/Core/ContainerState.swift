@@ -81,20 +81,6 @@ struct ContainerState {
     /// Every registration, in no particular order.
     var registrations: [Registration] { slots.entries.map(\.element.registration) }
 
-    /// Whether `key` holds an instance: cached, or held weakly and still alive. Reading a weak reference
-    /// takes a strong one, which may turn out to be the last: a live weak instance is appended to
-    /// `keptAlive`, to be released after unlocking, so its `deinit` never runs under the lock.
-    func hasLiveInstance(_ key: AnyType, keepingAliveIn keptAlive: inout [AnyObject]) -> Bool {
-        switch slots[key]?.held {
-        case .instance?: return true
-        case .weak(let reference)?:
-            guard let object = reference.object else { return false }
-            keptAlive.append(object)
-            return true
-        default: return false
-        }
-    }
-
     // MARK: - Resolving
 
     enum Claim {
@@ -139,16 +125,15 @@ struct ContainerState {
     }
 
     private static func claim(
-        _ slot: inout Slot, _ key: AnyType, in container: ObjectIdentifier, isAsync: Bool, isInChain: Bool, caches: Bool,
-        isOnMainActor: () -> Bool, owner: Resolution?, epoch: UInt64
+        _ slot: inout Slot, _ key: AnyType, in container: ObjectIdentifier, isAsync: Bool, isInChain: Bool,
+        caches: Bool, isOnMainActor: () -> Bool, owner: Resolution?, epoch: UInt64
     ) -> Claim {
         let registration = slot.registration
         switch slot.held {
         case .instance(let box):
             if caches { slot.isInThreadCaches = true }
             return .cached(box, cacheable: true)
-        case .weak(let reference):
-            if let object = reference.object { return .cached(Box.holding(object, as: reference.valueType), cacheable: false) }
+        case .weak(let reference): if let box = reference.box { return .cached(box, cacheable: false) }
         case .building, .waited, .nothing: break
         }
         if isInChain { return .cycle }
@@ -188,7 +173,8 @@ struct ContainerState {
     /// for a singleton) no reset happened since its resolution started; with `caches`, the claiming
     /// thread's cache takes it. Waiters of an abandoned build were woken when it was abandoned.
     mutating func complete(
-        _ registration: Registration, owner: Resolution?, epoch buildEpoch: UInt64, instance: Box?, recordedEdges: Bool, caches: Bool
+        _ registration: Registration, owner: Resolution?, epoch buildEpoch: UInt64, instance: Box?,
+        recordedEdges: Bool, caches: Bool
     ) -> Completion {
         guard let index = slots.index(of: registration.type) else { return (false, false, nil, []) }
         return slots.withElement(at: index) { [epoch] slot in
@@ -265,7 +251,7 @@ struct ContainerState {
         }
 
         /// Takes what `slot` holds out of it, and its key out of every thread's cache.
-        fileprivate mutating func empty(_ slot: inout Slot, unlessSingleton: Bool = false) {
+        mutating func empty(_ slot: inout Slot, unlessSingleton: Bool = false) {
             // A reset leaves singletons, and what holds nothing (a transient in thread caches stays there).
             if unlessSingleton && (slot.held.isNothing || slot.registration.lifetime == .singleton) { return }
             switch slot.held {
@@ -319,14 +305,14 @@ struct ContainerState {
         return evictions
     }
 
-    /// Registers `registration` for `key` as ``replace(_:with:)`` does, but only while `current` is the
-    /// registration of its own key: a change made through a handle of `current` (`InjectionRegistration`),
-    /// checked and made in one step. `isCurrent` is `false`, and nothing changed, if `current` was replaced
-    /// or unregistered since: the handle is stale.
+    /// Registers `registration` for `key` as ``replace(_:with:)`` does, but, given `current`, only while
+    /// `current` is the registration of its own key: a change made through a handle of `current`
+    /// (`InjectionRegistration`), checked and made in one step. `isCurrent` is `false`, and nothing changed,
+    /// if `current` was replaced or unregistered since: the handle is stale.
     mutating func replace(
-        _ key: AnyType, with registration: Registration, whileCurrent current: Registration
+        _ key: AnyType, with registration: Registration, whileCurrent current: Registration?
     ) -> (isCurrent: Bool, evictions: Evictions?) {
-        guard self[current.type] === current else { return (false, nil) }
+        if let current, self[current.type] !== current { return (false, nil) }
         return (true, replace(key, with: registration))
     }
 
@@ -336,11 +322,11 @@ struct ContainerState {
         var evictions = Evictions()
         epoch &+= 1
         generation &+= 1
-        for slot in slots.removeAll() {
-            var slot = slot
+        slots.forEachElement { slot in
             evictions.empty(&slot)
             evictions.released.append(slot.registration)
         }
+        slots = HashTable()
         return evictions
     }
 
@@ -367,21 +353,5 @@ struct ContainerState {
             evictions.uncache(&slot)
         }
         return evictions
-    }
-
-    /// Abandons the builds `owner` started: its thread will never finish them (`verify()` parks it).
-    /// Returns their keys, and their waiters to wake as a reset's are (`abandoned`, `waiters`).
-    mutating func abandonBuilds(of owner: Resolution) -> (keys: [AnyType], evictions: Evictions) {
-        var evictions = Evictions(), keys: [AnyType] = []
-        slots.forEachElement { slot in
-            switch slot.held {
-            case .building(let current) where current === owner: break
-            case .waited(let build) where build.owner === owner: break
-            default: return
-            }
-            keys.append(slot.registration.type)
-            evictions.empty(&slot)
-        }
-        return (keys, evictions)
     }
 }

@@ -49,6 +49,13 @@ struct Frame {
 
     /// Whether this frame is the root of its resolution.
     var isRoot: Bool { startsResolution || parent == nil }
+
+    /// Takes the parent out of the frame if it is on the heap, and returns it.
+    fileprivate mutating func detachHeapParent() -> HeapFrame? {
+        guard case .heap(let frame)? = parent else { return nil }
+        parent = nil
+        return frame
+    }
 }
 
 /// A frame on the heap, for a frame that outlives the call that made it. Keeps its parents alive.
@@ -71,15 +78,6 @@ final class HeapFrame: @unchecked Sendable {  // `frame` changes only on the res
 
     /// Ends the resolution this frame is the root of, if it has one.
     func endResolution() { frame.resolution?.end() }
-}
-
-extension Frame {
-    /// Takes the parent out of the frame if it is on the heap, and returns it.
-    fileprivate mutating func detachHeapParent() -> HeapFrame? {
-        guard case .heap(let frame)? = parent else { return nil }
-        parent = nil
-        return frame
-    }
 }
 
 /// A frame, wherever it lives: a local of the call running its factory, or on the heap. A local frame
@@ -166,10 +164,8 @@ enum FrameRef {
     /// The resolution this frame belongs to, made on first use. Call on the resolving thread only.
     var resolution: Resolution {
         func resolution(of root: inout Frame) -> Resolution {
-            if let resolution = root.resolution { return resolution }
-            let resolution = Resolution.make()
-            root.resolution = resolution
-            return resolution
+            if root.resolution == nil { root.resolution = Resolution.make() }
+            return root.resolution!
         }
         switch root {
         case .stack(let pointer): return resolution(of: &pointer.pointee)
@@ -189,9 +185,8 @@ enum FrameRef {
             switch frame {
             case .heap(let frame): onHeap = frame
             case .stack(let pointer):
-                if let escaped = pointer.pointee.escaped {
-                    onHeap = escaped
-                } else {
+                onHeap = pointer.pointee.escaped
+                if onHeap == nil {
                     locals.append(pointer)
                     current = pointer.pointee.parent
                 }
@@ -216,32 +211,39 @@ enum FrameRef {
 /// One allocation (a first resolve makes one): its fields are a `ManagedBuffer`'s header, reached through
 /// the methods below, and whether it has ended is the buffer's one element, a word for the C layer's
 /// atomic loads and stores.
-final class Resolution: ManagedBuffer<Resolution.Fields, UInt64> {  // Not `Sendable` (its superclass is not); see `Fields` for who touches what.
+final class Resolution: ManagedBuffer<Resolution.Fields, UInt64> {
+    // Not `Sendable` (its superclass is not); see `Fields` for who touches what.
     /// `waiting` (under the wait-for graph's lock): the build this resolution is blocked on, and its chain
     /// from its root to the frame that waits. `deferred` and `undo` (the resolving thread's): the
     /// `postConstruction` calls deferred until the top-level resolve has built and cached everything, so a
     /// back-reference to any type of the graph finds it, each returning its failure; and what undoes what
     /// nested frames cached, should one fail.
-    typealias Fields = (waiting: (build: Build, chain: [Build.Link])?, deferred: [() -> InjectionError?], undo: [() -> Void])
+    typealias Fields = (waiting: (Build, [Build.Link])?, deferred: [() -> InjectionError?], undo: [() -> Void])
 
     /// A new resolution.
     static func make() -> Resolution {
-        let resolution = create(minimumCapacity: 1) { _ in (nil, [], []) } as! Resolution
+        // `create` is the superclass's, typed as it: a `Resolution` by construction (an `as!` walks the class
+        // hierarchy on every first resolve: the login/logout target, at least 3x faster than Swinject).
+        let resolution = unsafeDowncast(create(minimumCapacity: 1) { _ in (nil, [], []) }, to: Resolution.self)
         resolution.withUnsafeMutablePointerToElements { $0.initialize(to: 0) }
         return resolution
     }
 
     /// See ``Fields``.
-    var waiting: (build: Build, chain: [Build.Link])? {
+    var waiting: (Build, [Build.Link])? {
         get { withUnsafeMutablePointerToHeader { $0.pointee.waiting } }
         set { withUnsafeMutablePointerToHeader { $0.pointee.waiting = newValue } }
     }
 
     /// Defers `work` (a `postConstruction`) to the end of the resolution; see ``Fields``.
-    func deferToEnd(_ work: @escaping () -> InjectionError?) { withUnsafeMutablePointerToHeader { $0.pointee.deferred.append(work) } }
+    func deferToEnd(_ work: @escaping () -> InjectionError?) {
+        withUnsafeMutablePointerToHeader { $0.pointee.deferred.append(work) }
+    }
 
     /// Adds a step that undoes what a nested frame cached, should a deferred step fail.
-    func undoOnFailure(_ undo: @escaping () -> Void) { withUnsafeMutablePointerToHeader { $0.pointee.undo.append(undo) } }
+    func undoOnFailure(_ undo: @escaping () -> Void) {
+        withUnsafeMutablePointerToHeader { $0.pointee.undo.append(undo) }
+    }
 
     /// Whether its root's factory has returned. A task started inside one of its factories holds copies
     /// of its frames and may outlive it: once it has ended, such a task resolves as a resolution of its
@@ -258,7 +260,7 @@ final class Resolution: ManagedBuffer<Resolution.Fields, UInt64> {  // Not `Send
         defer { end() }
         var failure: InjectionError?, next = 0
         // A step may defer more: read the next one anew each time.
-        while let step = withUnsafeMutablePointerToHeader({ next < $0.pointee.deferred.count ? $0.pointee.deferred[next] : nil }) {
+        while let step = withUnsafeMutablePointerToHeader({ $0.pointee.deferred.dropFirst(next).first }) {
             if let error = step(), failure == nil { failure = error }
             next += 1
         }
@@ -269,10 +271,4 @@ final class Resolution: ManagedBuffer<Resolution.Fields, UInt64> {  // Not `Send
         if failure != nil { for evict in undo { evict() } }
         return failure
     }
-}
-
-/// An identity for the current task (0 outside tasks), to tell whether a frame is the current task's
-/// own: the hash of the task's address, which two live tasks do not share in practice.
-func currentTaskIdentity() -> Int {
-    withUnsafeCurrentTask { $0?.hashValue ?? 0 }
 }

@@ -79,8 +79,9 @@ final class Registration: Sendable {
 
     /// A synchronous factory that runs wherever it is resolved.
     convenience init<Value>(
-        _ type: AnyType, lifetime: InjectionLifetime, file: StaticString, factory: @escaping @Sendable () throws -> Value,
-        postConstruction: (@Sendable (Value) throws -> Void)?, ownsInstances: Bool = true
+        _ type: AnyType, lifetime: InjectionLifetime, file: StaticString,
+        factory: @escaping @Sendable () throws -> Value,
+        postConstruction: (@Sendable (Value) throws -> Void)? = nil, ownsInstances: Bool = true
     ) {
         Self.refuseUnreliableLayout(Value.self)
         self.init(
@@ -96,46 +97,44 @@ final class Registration: Sendable {
         asyncForm: @escaping @Sendable () async throws -> Value
     ) {
         self.init(
-            type, .transient, .plain, valueType: Value.self, file: file,
-            factory: factory, options: (makeAsync: { Box.make(try await asyncForm()) }, postConstruct: nil, primary: primary))
+            type, .transient, .plain, valueType: Value.self, file: file, factory: factory,
+            options: ({ Box.make(try await asyncForm()) }, nil, primary))
     }
 
     /// A synchronous factory isolated to the main actor: it runs only where a claim saw a main-actor caller.
     convenience init<Value>(
         _ type: AnyType, lifetime: InjectionLifetime, file: StaticString,
-        mainActorFactory: @escaping @MainActor @Sendable () throws -> Value, postConstruction: (@Sendable (Value) throws -> Void)?
+        mainActorFactory: @escaping @MainActor @Sendable () throws -> Value,
+        postConstruction: (@Sendable (Value) throws -> Void)? = nil
     ) {
         Self.refuseUnreliableLayout(Value.self)
         // The value is made and returned on the main actor; nothing crosses an isolation boundary.
-        let factory: @Sendable () throws -> Value = { try MainActor.assumeIsolated { Unchecked(try mainActorFactory()) }.value }
-        self.init(type, lifetime, .mainActor, valueType: Value.self, file: file, factory: factory, options: Self.options(postConstruction))
+        self.init(type, lifetime, .mainActor, valueType: Value.self, file: file, factory: {
+            try MainActor.assumeIsolated { Unchecked(try mainActorFactory()) }.value
+        }, options: Self.options(postConstruction))
     }
 
     /// An async factory: only `resolveAsync` and `prepare` run it.
     convenience init<Value>(
-        _ type: AnyType, lifetime: InjectionLifetime, file: StaticString, asyncFactory: @escaping @Sendable () async throws -> Value
+        _ type: AnyType, lifetime: InjectionLifetime, file: StaticString,
+        asyncFactory: @escaping @Sendable () async throws -> Value
     ) {
         Self.refuseUnreliableLayout(Value.self)
         self.init(
             type, lifetime, .async, valueType: Value.self, file: file,
             factory: { () throws -> Value in preconditionFailure("Injection: an async factory run synchronously") },
-            options: (makeAsync: { Box.make(try await asyncFactory()) }, postConstruct: nil, primary: nil))
+            options: ({ Box.make(try await asyncFactory()) }, nil, nil))
     }
 
     /// The same registration with `postConstruction` run after the steps it has.
     func adding<Value>(postConstruction: @escaping @Sendable (Value) throws -> Void) -> Registration {
         let step = Self.boxed(postConstruction)
         let added = ownsInstances ? step : Self.once(step)
-        let chained: PostConstruct
-        if let earlier = postConstruct {
-            chained = { box in
-                try earlier(box)
-                try added(box)
-            }
-        } else {
-            chained = added
-        }
-        return Registration(copying: self, options: (makeAsync, chained, primary))
+        let earlier = postConstruct
+        return Registration(copying: self, options: (makeAsync, { box in
+            try earlier?(box)
+            try added(box)
+        }, primary))
     }
 
     /// `step`, for a supplied instance (`register(_:instance:)`): one object, which the container it was
@@ -152,13 +151,10 @@ final class Registration: Sendable {
                 return true
             }
             guard runsHere else { return }
-            do {
-                try step(box)
-                progress.withLock { $0 = (false, true) }
-            } catch {
-                progress.withLock { $0 = (false, false) }
-                throw error
-            }
+            var succeeded = false
+            defer { progress.withLock { $0 = (false, succeeded) } }
+            try step(box)
+            succeeded = true
         }
     }
 
@@ -172,18 +168,6 @@ final class Registration: Sendable {
     private static func boxed<Value>(_ closure: @escaping @Sendable (Value) throws -> Void) -> PostConstruct {
         { box in try closure(box.value(as: Value.self)) }
     }
-
-    /// Traps if `Value` is a type no container can store (see ``Box/hasUnreliableLayout(_:)``).
-    private static func refuseUnreliableLayout<Value>(_: Value.Type) {
-        guard Box.hasUnreliableLayout(Value.self) else { return }
-        let name = TypeNames.literal(Value.self, named: TypeNames.written(Value.self))
-        preconditionFailure("""
-            Injection: \(name) cannot be registered: it is an Error existential constrained to a class, whose size \
-            Swift 6.3's compiler and runtime disagree on, so no container can store it safely. Register a protocol \
-            of your own instead (protocol AppFailure: Error, AnyObject {}, then register((any AppFailure).self) \
-            { ... }), or the class itself.
-            """)
-    }
 }
 
 /// A transient's factory as the thread caches keep it: typed, so the caches' fast path calls it through
@@ -191,7 +175,7 @@ final class Registration: Sendable {
 /// with a `.transient` registration only: its generic metadata is made per transient type.
 class TransientFactory: @unchecked Sendable {  // Immutable.
     /// Runs the factory; `Value` must be its value type.
-    func make<Value>(as _: Value.Type) throws -> Value { preconditionFailure("Injection: an untyped transient factory") }
+    func make<Value>(as _: Value.Type) throws -> Value { preconditionFailure("Injection: untyped transient factory") }
 }
 
 private final class TypedTransientFactory<Made>: TransientFactory, @unchecked Sendable {  // Immutable.

@@ -22,8 +22,8 @@ extension InjectionContainer {
         _ requested: AnyType, as _: Value.Type, in container: InjectionContainer?, caller: (any Actor)?
     ) throws(InjectionError) -> Value {
         guard let thread = ThreadState.current else {
-            let container = container ?? Binding.current?.container.takeUnretainedValue() ?? InjectionManager.sharedContainer
-            return try container.resolveSlowly(requested, binding: Binding.current, caller: caller).value(as: Value.self)
+            let container = container ?? InjectionManager.currentContainer
+            return try container.resolveSlowly(requested, binding: .current, caller: caller).value(as: Value.self)
         }
         do {
             // Neither the thread's state nor its cache is retained: the thread holds them.
@@ -39,16 +39,17 @@ extension InjectionContainer {
     /// `_withUnsafeGuaranteedRef`, which rethrows untyped.
     @inline(__always)  // Into the entry point: the transient graph target (≤ 3.5x) fails without it.
     private static func resolve<Value>(
-        _ requested: AnyType, as _: Value.Type, in explicit: InjectionContainer?, thread: ThreadState, caller: (any Actor)?
+        _ requested: AnyType, as _: Value.Type, in given: InjectionContainer?, thread: ThreadState, caller: (any Actor)?
     ) throws -> Value {
         let binding = Binding.current(in: thread)
-        let unretained = explicit.map { .passUnretained($0) } ?? binding?.container ?? InjectionManager.shared
+        let unretained = given.map { .passUnretained($0) } ?? binding?.container ?? InjectionManager.shared
         let id = ObjectIdentifier(unretained.takeUnretainedValue())
         if let binding, binding.transaction != nil || binding.frame?.recordsEdges == true {
             try unretained.takeUnretainedValue().observe(requested, in: binding)
         }
         guard let cache = thread.cache else {
-            return try unretained.takeUnretainedValue().resolveSlowly(requested, binding: binding, caller: caller).value(as: Value.self)
+            let container = unretained.takeUnretainedValue()
+            return try container.resolveSlowly(requested, binding: binding, caller: caller).value(as: Value.self)
         }
         return try cache._withUnsafeGuaranteedRef { cache in
             let entry = cache.beginLookup(requested, in: id)
@@ -75,20 +76,24 @@ extension InjectionContainer {
     /// Refuses resolves inside an open `resetCurrentContainer { }` of this container, and records
     /// "the running factory needs `requested`" for the graph when its frame records edges.
     private func observe(_ requested: AnyType, in binding: Binding) throws(InjectionError) {
-        if let transaction = binding.transaction { try refuseInsideReset(requested, transaction, chain: binding.frame) }
+        try refuseInsideReset(requested, in: binding)
         // A frame of another task's resolution is not this resolve's to record for.
-        if !binding.startsResolution, let frame = binding.frame, frame.recordsEdges, frame.container == ObjectIdentifier(self) {
+        if !binding.startsResolution, let frame = binding.frame,
+           frame.recordsEdges, frame.container == ObjectIdentifier(self) {
             record(InjectionGraph._Edge(from: frame.type, to: requested))
         }
     }
 
-    /// Throws ``InjectionError/Kind/resolvedDuringReset`` while `transaction`, or one around it, is this
-    /// container's open reset block: the new scope does not exist yet.
-    private func refuseInsideReset(_ requested: AnyType, _ transaction: Transaction, chain frame: FrameRef?) throws(InjectionError) {
-        if transaction.open(for: self) != nil {
-            throw .resolvedDuringReset(requested, chain: chain(frame, then: requested), names: names)
+    /// Throws ``InjectionError/Kind/resolvedDuringReset`` while the transaction of `binding`, or one
+    /// around it, is this container's open reset block: the new scope does not exist yet.
+    private func refuseInsideReset(_ requested: AnyType, in binding: Binding?) throws(InjectionError) {
+        if let transaction = binding?.transaction, transaction.open(for: self) != nil {
+            throw .resolvedDuringReset(requested, chain: chain(binding?.frame, then: requested), names: names)
         }
     }
+
+    /// What running a factory came to: its instance, boxed, or the error to throw.
+    typealias Outcome = Result<Box, InjectionError>
 
     // MARK: - Frames
 
@@ -111,7 +116,7 @@ extension InjectionContainer {
         do {
             value = try thread.bind(Binding(self, frame: .stack(frame), transaction: binding?.transaction), make)
         } catch {
-            let failure = failure(error, of: type, in: .stack(frame))  // While the frame is there.
+            let failure = failure(error, in: .stack(frame))  // While the frame is there.
             _ = thread.pop(frame)?.close()
             throw failure
         }
@@ -124,23 +129,22 @@ extension InjectionContainer {
     func run(
         _ frame: FrameRef, thread: ThreadState, transaction: Transaction?, isPostConstruction: Bool = false,
         _ body: () throws -> Box
-    ) -> Result<Box, InjectionError> {
+    ) -> Outcome {
         thread.bind(Binding(self, frame: frame, transaction: transaction)) {
             do {
                 return .success(try body())
             } catch {
-                return .failure(failure(error, of: frame.type, in: frame, isPostConstruction: isPostConstruction))
+                return .failure(failure(error, in: frame, isPostConstruction: isPostConstruction))
             }
         }
     }
 
-    /// What `error`, thrown by the factory (or `postConstruction`) of `type` running in `frame`, becomes:
-    /// an ``InjectionError`` as it is (a dependency's, already wrapped), anything else wrapped with the chain.
-    func failure(_ error: any Error, of type: AnyType, in frame: FrameRef, isPostConstruction: Bool = false) -> InjectionError {
+    /// What `error`, thrown by the factory (or `postConstruction`) running in `frame`, becomes: an
+    /// ``InjectionError`` as it is (a dependency's, already wrapped), anything else wrapped with the chain.
+    func failure(_ error: any Error, in frame: FrameRef, isPostConstruction: Bool = false) -> InjectionError {
         if let error = error as? InjectionError { return error }
-        return isPostConstruction
-            ? .postConstructionFailed(type, chain: frame.chain, underlying: error, names: names)
-            : .factoryFailed(type, chain: frame.chain, underlying: error, names: names)
+        return .factoryFailed(
+            frame.type, chain: frame.chain, underlying: error, inPostConstruction: isPostConstruction, names: names)
     }
 
     // MARK: - Claiming and completing: what both slow paths share
@@ -149,8 +153,8 @@ extension InjectionContainer {
     /// and throws its failure. With `cache`, a cached instance, or a transient's registration that may
     /// run from there, enters that thread's cache in the same step.
     private func claim(
-        _ requested: AnyType, parent: FrameRef?, isAsync: Bool, isInChain: Bool, cache: ThreadCache?,
-        isOnMainActor: () -> Bool, owner: Resolution?
+        _ requested: AnyType, parent: FrameRef?, isAsync: Bool, isInChain: Bool, owner: Resolution?,
+        cache: ThreadCache? = nil, isOnMainActor: () -> Bool = { false }
     ) throws(InjectionError) -> ContainerState.Claim {
         if let failure = verification?.failure(for: requested) { throw failure }
         var replaced: AnyObject?  // Released after unlocking.
@@ -185,9 +189,9 @@ extension InjectionContainer {
     /// resolve, when every instance of the graph is cached, so a back-reference resolves whichever
     /// type of a cycle was asked for first.
     func complete(
-        _ made: Result<Box, InjectionError>, of registration: Registration, owner: Resolution?, frame: FrameRef,
+        _ made: Outcome, of registration: Registration, owner: Resolution?, frame: FrameRef,
         cache: ThreadCache?, transaction: Transaction?, defersPostConstruction: Bool
-    ) -> Result<Box, InjectionError> {
+    ) -> Outcome {
         var outcome = made
         if case .success(let instance) = made, registration.lifetime == .weak, instance.object == nil, !instance.isNilOptional {
             outcome = .failure(.weakNeedsClass(registration.type, chain: frame.chain, names: names))
@@ -240,23 +244,21 @@ extension InjectionContainer {
     /// Ends the resolution that a build's root frame started: runs the `postConstruction` calls deferred to
     /// it. If one fails, the root's instance must not stay cached holding an instance that was evicted for
     /// it: it is evicted, and the failure returned.
-    private func close(_ resolution: Resolution, _ outcome: Result<Box, InjectionError>, of registration: Registration) -> Result<Box, InjectionError> {
+    private func close(_ resolution: Resolution, _ outcome: Outcome, of registration: Registration) -> Outcome {
         guard let failure = resolution.close(), case .success(let instance) = outcome else { return outcome }
         evict(instance, from: registration)
         return .failure(failure)
     }
 
     /// Takes `instance` out of `registration`, the one that cached it, if it is still there.
-    func evict(_ instance: Box, from registration: Registration) {
-        apply { $0.evict(instance, from: registration) }
-    }
+    func evict(_ instance: Box, from registration: Registration) { apply { $0.evict(instance, from: registration) } }
 
     // MARK: - The synchronous slow path
 
     /// The synchronous slow path, from the fast path.
     func resolveSlowly(_ requested: AnyType, binding: Binding?, caller: (any Actor)?) throws(InjectionError) -> Box {
-        try ThreadState.withCurrent { (thread) throws(InjectionError) -> Box in
-            try resolveSlowly(requested, binding: binding, thread: thread, caches: true, isOnMainActor: { OSThread.isMainActor(caller) })
+        try ThreadState.withCurrent { (state) throws(InjectionError) -> Box in
+            try resolveSlowly(requested, binding: binding, thread: state, caches: true) { OSThread.isMainActor(caller) }
         }
     }
 
@@ -275,24 +277,22 @@ extension InjectionContainer {
         let owner = startsResolution ? nil : parent?.resolution
         while true {
             let claim = try claim(
-                requested, parent: parent, isAsync: false, isInChain: isInChain, cache: cache, isOnMainActor: isOnMainActor, owner: owner)
+                requested, parent: parent, isAsync: false, isInChain: isInChain, owner: owner,
+                cache: cache, isOnMainActor: isOnMainActor)
             switch claim {
-            case .cached(let instance, _):
-                return instance
-            case .wait(let build):
-                try wait(for: build, from: startsResolution ? nil : parent)
+            case .cached(let instance, _): return instance
+            case .wait(let build): try wait(for: build, from: startsResolution ? nil : parent)
             case .build(let registration, let buildOwner, let recordsEdges, let epoch, _):
                 let frame = FrameRef.stack(thread.push(Frame(
                     container: id, type: requested, epoch: epoch, parent: parent, startsResolution: startsResolution,
                     recordsEdges: recordsEdges, resolution: owner == nil ? buildOwner : nil)))
                 let made = run(frame, thread: thread, transaction: binding?.transaction) { try registration.make() }
                 let outcome = complete(
-                    made, of: registration, owner: buildOwner, frame: frame, cache: cache, transaction: binding?.transaction,
-                    defersPostConstruction: true)
+                    made, of: registration, owner: buildOwner, frame: frame, cache: cache,
+                    transaction: binding?.transaction, defersPostConstruction: true)
                 guard case .stack(let pointer) = frame, let root = thread.pop(pointer) else { return try outcome.get() }
                 return try close(root, outcome, of: registration).get()
-            default:
-                preconditionFailure("Injection: a synchronous claim hopped, or a failed claim was not thrown")
+            default: preconditionFailure("Injection: a synchronous claim hopped, or a failed claim was not thrown")
             }
         }
     }
@@ -329,7 +329,7 @@ extension InjectionContainer {
         let parent = binding?.frame, startsResolution = binding?.startsResolution ?? false
         let transaction = binding?.transaction
         // A task started inside `resetCurrentContainer { }` that resolves while the block is open.
-        if let transaction { try refuseInsideReset(requested, transaction, chain: parent) }
+        try refuseInsideReset(requested, in: binding)
         let id = ObjectIdentifier(self)
         if let parent, parent.container == id {
             // Async factories may resolve from several child tasks at once: recorded under the lock.
@@ -338,21 +338,19 @@ extension InjectionContainer {
         let isInChain = parent?.contains(requested, in: id) ?? false
         while true {
             let owner = Resolution.make()  // Async builds start resolutions of their own.
-            switch try claim(requested, parent: parent, isAsync: true, isInChain: isInChain, cache: nil, isOnMainActor: { false }, owner: owner) {
-            case .cached(let instance, _):
-                return instance
+            switch try claim(requested, parent: parent, isAsync: true, isInChain: isInChain, owner: owner) {
+            case .cached(let instance, _): return instance
             case .hop:
                 // Main-actor types are built on the main actor, start to finish, so a build of one always
                 // runs on the main thread and a main-thread resolve never blocks waiting for a hop.
                 let binding = Unchecked(Binding(self, frame: parent, transaction: transaction, startsResolution: true))
-                let hopped = await MainActor.run {
+                return try await MainActor.run {
                     ThreadState.withCurrent { thread in
                         Unchecked(Result { () throws(InjectionError) -> Box in
-                            try self.resolveSlowly(requested, binding: binding.value, thread: thread, caches: false, isOnMainActor: { true })
+                            try resolveSlowly(requested, binding: binding.value, thread: thread, caches: false) { true }
                         })
                     }
-                }
-                return try hopped.value.get()
+                }.value.get()
             case .wait(let build):
                 let waiting = try joinWaitGraph(for: build, from: startsResolution ? nil : parent)
                 await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -370,11 +368,10 @@ extension InjectionContainer {
                     startsResolution: true, recordsEdges: recordsEdges, resolution: owner))
                 let made = await run(registration, in: frame, transaction: transaction)
                 let outcome = complete(
-                    made, of: registration, owner: buildOwner, frame: .heap(frame), cache: nil, transaction: transaction,
-                    defersPostConstruction: false)
+                    made, of: registration, owner: buildOwner, frame: .heap(frame), cache: nil,
+                    transaction: transaction, defersPostConstruction: false)
                 return try withExtendedLifetime(task) { close(owner, outcome, of: registration) }.get()
-            default:
-                preconditionFailure("Injection: a failed claim was not thrown")
+            default: preconditionFailure("Injection: a failed claim was not thrown")
             }
         }
     }
@@ -382,13 +379,15 @@ extension InjectionContainer {
     /// Runs a factory for the async slow path: an async factory (or a plain one's async form) in a task
     /// of its own (cancelling one waiter must not cancel what the others wait for), a synchronous one
     /// right here.
-    private func run(_ registration: Registration, in frame: HeapFrame, transaction: Transaction?) async -> Result<Box, InjectionError> {
+    private func run(_ registration: Registration, in frame: HeapFrame, transaction: Transaction?) async -> Outcome {
         guard let makeAsync = registration.makeAsync else {
             defer { frame.endResolution() }  // For the tasks its factory started.
-            return ThreadState.withCurrent { thread in run(.heap(frame), thread: thread, transaction: transaction) { try registration.make() } }
+            return ThreadState.withCurrent { thread in
+                run(.heap(frame), thread: thread, transaction: transaction) { try registration.make() }
+            }
         }
         let binding = TaskBinding(container: self, frame: frame, transaction: transaction)
-        let construction = Task { @Sendable [self] () async -> Unchecked<Result<Box, InjectionError>> in
+        return await Task { @Sendable [self] () async -> Unchecked<Outcome> in
             frame.ownerTask = currentTaskIdentity()
             // Ended before this task ends: a task made later may get its identity, and must not be taken
             // for it by the tasks its factory started.
@@ -397,11 +396,10 @@ extension InjectionContainer {
                 do {
                     return Unchecked(.success(try await makeAsync()))
                 } catch {
-                    return Unchecked(.failure(failure(error, of: registration.type, in: .heap(frame))))
+                    return Unchecked(.failure(failure(error, in: .heap(frame))))
                 }
             }
-        }
-        return await construction.value.value
+        }.value.value
     }
 
     // MARK: - Errors
@@ -428,7 +426,5 @@ extension InjectionContainer {
     }
 
     /// The chain of `frame`, then `requested`: what an error names.
-    func chain(_ frame: FrameRef?, then requested: AnyType) -> [AnyType] {
-        (frame?.chain ?? []) + [requested]
-    }
+    func chain(_ frame: FrameRef?, then requested: AnyType) -> [AnyType] { (frame?.chain ?? []) + [requested] }
 }

@@ -17,12 +17,15 @@ import _InjectionPlatform
 ///
 /// The tables are the header of a `ManagedBuffer` and the lock word its one element: both are reached
 /// only through ``withLock(_:)`` (or a lookup), with no run-time exclusivity check.
-final class ThreadCache: ManagedBuffer<[(container: ObjectIdentifier, table: HashTable<UInt>)], UInt32> {
+final class ThreadCache: ManagedBuffer<ThreadCache.Tables, UInt32> {
+    /// A table per container that this thread resolved from.
+    typealias Tables = [(container: ObjectIdentifier, table: HashTable<UInt>)]
+
     /// The bit of an entry that marks a transient's factory: an object's address is at least word-aligned.
     private static let tag: UInt = 1
 
     /// The retained object an entry holds.
-    private static func object<Object: AnyObject>(_ entry: UInt, as _: Object.Type = AnyObject.self) -> Unmanaged<Object> {
+    private static func object<T: AnyObject>(_ entry: UInt, as _: T.Type = AnyObject.self) -> Unmanaged<T> {
         .fromOpaque(UnsafeRawPointer(bitPattern: entry & ~tag)!)
     }
 
@@ -39,7 +42,8 @@ final class ThreadCache: ManagedBuffer<[(container: ObjectIdentifier, table: Has
         }
     }
 
-    private func withLock<Result>(_ body: (inout [(container: ObjectIdentifier, table: HashTable<UInt>)]) -> Result) -> Result {
+    /// Runs `body` on the tables, under this cache's lock.
+    func withLock<Result>(_ body: (inout Tables) -> Result) -> Result {
         withUnsafeMutablePointers { tables, lock in
             _injection_cache_lock(lock)
             defer { _injection_cache_unlock(lock) }
@@ -62,9 +66,7 @@ final class ThreadCache: ManagedBuffer<[(container: ObjectIdentifier, table: Has
     }
 
     /// Ends a ``beginLookup(_:in:)``.
-    func endLookup() {
-        withUnsafeMutablePointerToElements { _injection_cache_unlock($0) }
-    }
+    func endLookup() { withUnsafeMutablePointerToElements { _injection_cache_unlock($0) } }
 
     /// Caches `object` for `key` of `container`: a cached instance's box, or a transient's factory.
     /// Call under the container's lock; release what it returns (a replaced entry) after unlocking.
@@ -82,7 +84,8 @@ final class ThreadCache: ManagedBuffer<[(container: ObjectIdentifier, table: Has
 
     // MARK: - Every thread's cache
 
-    private static let registry = LockedState<[ObjectIdentifier: ThreadCache]>([:])
+    /// Every live thread's cache, by its identity.
+    static let registry = LockedState<[ObjectIdentifier: ThreadCache]>([:])
 
     /// Makes this cache one that evictions reach.
     func register() { Self.registry.withLock { $0[ObjectIdentifier(self)] = self } }
@@ -95,9 +98,8 @@ final class ThreadCache: ManagedBuffer<[(container: ObjectIdentifier, table: Has
     static func evict(_ keys: [AnyType], of container: ObjectIdentifier, into released: inout [AnyObject]) {
         guard !keys.isEmpty else { return }
         forEachTable(of: container) { tables, index in
-            for key in keys {
-                if let removed = tables[index].table.remove(key) { released.append(Self.object(removed).takeRetainedValue()) }
-            }
+            let removed = keys.compactMap { tables[index].table.remove($0) }
+            released += removed.map { Self.object($0).takeRetainedValue() }
         }
     }
 
@@ -105,15 +107,13 @@ final class ThreadCache: ManagedBuffer<[(container: ObjectIdentifier, table: Has
     /// its address), adding what they held to `released`, to release once all locks are dropped.
     static func forget(_ container: ObjectIdentifier, into released: inout [AnyObject]) {
         forEachTable(of: container) { tables, index in
-            for (_, entry) in tables.remove(at: index).table.entries { released.append(Self.object(entry).takeRetainedValue()) }
+            released += tables.remove(at: index).table.entries.map { Self.object($0.element).takeRetainedValue() }
         }
     }
 
     /// Calls `body` with the tables of each registered cache that has one for `container`, and its index,
     /// under the registry's lock and that cache's lock.
-    private static func forEachTable(
-        of container: ObjectIdentifier, _ body: (inout [(container: ObjectIdentifier, table: HashTable<UInt>)], Int) -> Void
-    ) {
+    private static func forEachTable(of container: ObjectIdentifier, _ body: (inout Tables, Int) -> Void) {
         registry.withLock { registry in
             for cache in registry.values {
                 cache.withLock { tables in
@@ -122,16 +122,4 @@ final class ThreadCache: ManagedBuffer<[(container: ObjectIdentifier, table: Has
             }
         }
     }
-
-    /// How many registered caches hold an entry for `key` of `container` (a test probe).
-    static func threadsCaching(_ key: AnyType, of container: ObjectIdentifier) -> Int {
-        registry.withLock { registry in
-            registry.values.filter { cache in
-                cache.withLock { $0.first { $0.container == container }?.table.index(of: key) != nil }
-            }.count
-        }
-    }
-
-    /// How many caches are registered: one per live thread that resolved (a test probe).
-    static var registeredCount: Int { registry.withLock { $0.count } }
 }

@@ -12,7 +12,8 @@ import _InjectionPlatform
 /// The fields are the header of a `ManagedBuffer`: read on every resolve, with no run-time exclusivity check.
 final class ThreadState: ManagedBuffer<ThreadState.Fields, Void> {
     typealias Fields = (
-        binding: Binding?, stackLimit: UInt, cache: Unmanaged<ThreadCache>?, frames: UnsafeMutablePointer<Frame>, frameCount: Int
+        binding: Binding?, stackLimit: UInt, cache: Unmanaged<ThreadCache>?,
+        frames: UnsafeMutablePointer<Frame>, frameCount: Int
     )
 
     /// The stack a resolve keeps in hand for one more level of nesting, the factory's own frames, and
@@ -24,14 +25,12 @@ final class ThreadState: ManagedBuffer<ThreadState.Fields, Void> {
         var low: UInt = 0, size: UInt = 0
         _injection_thread_stack(&low, &size)
         let cache: Unmanaged<ThreadCache>? = caches ? .passRetained(.make()) : nil
-        return create(minimumCapacity: 0) { _ in (nil, low + stackReserve, cache, .allocate(capacity: frameCapacity), 0) } as! ThreadState
+        let fields: Fields = (nil, low + stackReserve, cache, .allocate(capacity: frameCapacity), 0)
+        return create(minimumCapacity: 0) { _ in fields } as! ThreadState
     }
 
     /// The innermost synchronous scope on this thread; whoever opened it keeps its objects alive.
-    var binding: Binding? {
-        get { withUnsafeMutablePointerToHeader { $0.pointee.binding } }
-        set { withUnsafeMutablePointerToHeader { $0.pointee.binding = newValue } }
-    }
+    var binding: Binding? { withUnsafeMutablePointerToHeader { $0.pointee.binding } }
 
     /// Below this address the thread's stack has less than ``stackReserve`` left: a resolve that would
     /// nest deeper fails with ``InjectionError/Kind/tooDeep`` instead of overflowing.

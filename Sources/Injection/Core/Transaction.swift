@@ -33,10 +33,7 @@ final class Transaction: Sendable {
     /// Whether the running code runs inside this transaction's block itself (synchronously, so the block
     /// cannot return before it does), rather than in a task started inside the block, which may outlive it:
     /// a block nested there joins this one, and one in such a task is a transaction of its own.
-    var isRunningHere: Bool {
-        let here = Self.here
-        return here.task == opener.task && here.thread == opener.thread
-    }
+    var isRunningHere: Bool { Self.here == opener }
 
     /// The open transaction of `container` among this one and those around it, if any.
     func open(for container: InjectionContainer) -> Transaction? {
@@ -49,20 +46,17 @@ final class Transaction: Sendable {
     }
 
     /// Where a nested block's operations begin, or `nil` once the transaction is committed.
-    func mark() -> Int? {
-        log.withLock { $0.isCommitted ? nil : $0.operations.count }
-    }
+    func mark() -> Int? { log.withLock { $0.isCommitted ? nil : $0.operations.count } }
 
     /// Drops every operation recorded since `mark`: a nested block threw, so none of it may land. The
     /// registrations they hold are released after unlocking: a deinit of what a factory captures, or of a
     /// supplied instance, may use the container or the block.
     func discard(since mark: Int) {
-        let discarded = log.withLock { log -> ArraySlice<Operation> in
+        _ = log.withLock { log -> ArraySlice<Operation> in
             guard !log.isCommitted else { return [] }
             defer { log.operations.removeSubrange(mark...) }
             return log.operations[mark...]
         }
-        _ = discarded
     }
 
     /// Appends `operation`, or returns `false` once the transaction is committed (a task that outlived
@@ -82,8 +76,8 @@ final class Transaction: Sendable {
     func record(_ operation: Operation, whileCurrent current: Registration, isCurrentInState: Bool) -> Bool? {
         log.withLock { log in
             guard !log.isCommitted else { return nil }
-            let isCurrent = Self.decision(for: current.type, in: log.operations, countingConditional: true).map { $0 === current }
-                ?? isCurrentInState
+            let decided = Self.decision(for: current.type, in: log.operations, countingConditional: true)
+            let isCurrent = decided.map { $0 === current } ?? isCurrentInState
             if isCurrent { log.operations.append(operation) }
             return isCurrent
         }
@@ -98,8 +92,8 @@ final class Transaction: Sendable {
     /// What the operations recorded so far leave registered for `key`, from the last one that decides it
     /// (`nil` inside: one that removes it), or `nil` if none does; `countingConditional`: a
     /// `registerWhileCurrent` decides too.
-    private static func decision(for key: AnyType, in operations: [Operation], countingConditional: Bool) -> Registration?? {
-        for operation in operations.reversed() {
+    private static func decision(for key: AnyType, in log: [Operation], countingConditional: Bool) -> Registration?? {
+        for operation in log.reversed() {
             switch operation {
             case .register(key, let registration): return .some(registration)
             case .registerWhileCurrent(key, let registration, _) where countingConditional: return .some(registration)

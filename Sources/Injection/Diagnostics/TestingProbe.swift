@@ -62,18 +62,23 @@ import _InjectionPlatform
     /// How many live threads' caches hold an entry for `type` (not a key) of `container`: a thread that
     /// exits stops counting once its state is released.
     public static func threadsCaching(_ type: Any.Type, in container: InjectionContainer) -> Int {
-        ThreadCache.threadsCaching(AnyType(type), of: ObjectIdentifier(container))
+        let key = AnyType(type), id = ObjectIdentifier(container)
+        return ThreadCache.registry.withLock { registry in
+            registry.values.filter { cache in
+                cache.withLock { $0.first { $0.container == id }?.table.index(of: key) != nil }
+            }.count
+        }
     }
 
-    /// How many threads' states are alive (each is released when its thread exits).
-    public static var liveThreadStates: Int { ThreadCache.registeredCount }
+    /// How many threads' states are alive (each is released when its thread exits): one cache is
+    /// registered per live thread that resolved.
+    public static var liveThreadStates: Int { ThreadCache.registry.withLock { $0.count } }
 
     /// Installs points where a test acts while a synchronous resolve in `container` starts waiting for
     /// another resolution's build: before it joins the wait-for graph, and after. Each gets the type being
     /// built. Install before `container` is shared between threads.
     public static func onWait(
-        in container: InjectionContainer,
-        beforeJoining: (@Sendable (Any.Type) -> Void)?,
+        in container: InjectionContainer, beforeJoining: (@Sendable (Any.Type) -> Void)?,
         afterJoining: (@Sendable (Any.Type) -> Void)?
     ) {
         func hook(_ body: (@Sendable (Any.Type) -> Void)?) -> (@Sendable (AnyType) -> Void)? {
@@ -197,8 +202,8 @@ extension InjectionProbe {
         @discardableResult
         public mutating func register(_ type: Any.Type, lifetime: InjectionLifetime, isolation: Isolation = .none) -> Changes {
             let registration = switch isolation {
-            case .none: Registration(AnyType(type), lifetime: lifetime, file: #fileID, factory: { type }, postConstruction: nil)
-            case .mainActor: Registration(AnyType(type), lifetime: lifetime, file: #fileID, mainActorFactory: { type }, postConstruction: nil)
+            case .none: Registration(AnyType(type), lifetime: lifetime, file: #fileID, factory: { type })
+            case .mainActor: Registration(AnyType(type), lifetime: lifetime, file: #fileID, mainActorFactory: { type })
             case .async: Registration(AnyType(type), lifetime: lifetime, file: #fileID, asyncFactory: { type })
             }
             lastRegistered = ObjectIdentifier(registration)
@@ -224,8 +229,8 @@ extension InjectionProbe {
             case .hop: return .hop
             case .build(let registration, let owner, _, let epoch, let cacheable):
                 // A frame that continues a resolution keeps its epoch, as `Frame`'s initializer says.
-                let frameEpoch = inheritedEpoch ?? epoch
-                return .build(owner.map { Build(registration: registration, owner: $0, epoch: frameEpoch) }, cacheable: cacheable)
+                let build = owner.map { Build(registration: registration, owner: $0, epoch: inheritedEpoch ?? epoch) }
+                return .build(build, cacheable: cacheable)
             case .notRegistered: return .notRegistered
             case .cycle: return .cycle
             case .wrongIsolation: return .wrongIsolation
@@ -248,23 +253,19 @@ extension InjectionProbe {
 
         /// Notes that a thread's cache holds `type`, as the container does when it copies an instance there.
         public mutating func noteInThreadCache(_ type: Any.Type) {
-            if let index = state.slots.index(of: AnyType(type)) { state.slots.withElement(at: index) { $0.isInThreadCaches = true } }
+            guard let index = state.slots.index(of: AnyType(type)) else { return }
+            state.slots.withElement(at: index) { $0.isInThreadCaches = true }
         }
 
         /// Resets, as `resetCurrentContainer()` does.
-        public mutating func reset() -> Changes {
-            Self.changes(state.reset())
-        }
+        public mutating func reset() -> Changes { Self.changes(state.reset()) }
 
         /// Whether `build` is still in progress, as a waiter asks when it wakes.
-        public func isBuilding(_ build: Build) -> Bool {
-            state.isBuilding(build.registration.type, by: build.owner)
-        }
+        public func isBuilding(_ build: Build) -> Bool { state.isBuilding(build.registration.type, by: build.owner) }
 
         private static func changes(_ evictions: ContainerState.Evictions) -> Changes {
-            Changes(
-                evicted: evictions.instances.count, abandoned: evictions.abandoned.count,
-                threadCacheKeys: evictions.threadCacheKeys.count)
+            Changes(evicted: evictions.instances.count, abandoned: evictions.abandoned.count,
+                    threadCacheKeys: evictions.threadCacheKeys.count)
         }
 
     }

@@ -1,5 +1,3 @@
-import _InjectionPlatform
-
 /// Readable type names for one container's messages and graph.
 ///
 /// A name is the one a user writes (`API`, `Profile.Service`, `(String) -> Detail`), qualified by its module
@@ -31,9 +29,7 @@ final class TypeNames: Sendable {
     private let worked = LockedState((cache: Cache?.none, spellings: 0))
 
     /// The names of the types registered in `state`.
-    init(_ state: LockedState<ContainerState>) {
-        self.state = state
-    }
+    init(_ state: LockedState<ContainerState>) { self.state = state }
 
     /// The readable name of `type`.
     func name(_ type: AnyType) -> String { name(of: type.type) }
@@ -59,9 +55,7 @@ final class TypeNames: Sendable {
     /// How many types' names this container worked out, not found already worked out for the process.
     var spellingsWorkedOut: Int { worked.withLock { $0.spellings } }
 
-    private static func spelling(of type: Any.Type) -> Spelling {
-        (written(type), readable(String(reflecting: type)))
-    }
+    private static func spelling(of type: Any.Type) -> Spelling { (written(type), readable(String(reflecting: type))) }
 
     /// The names for the current registrations. Takes its own lock, the container's and ``spelled``'s, one after
     /// the other, never one inside another.
@@ -71,10 +65,8 @@ final class TypeNames: Sendable {
             (state.generation, known?.generation == state.generation ? nil : state.registrations)
         }
         if let known, registrations == nil { return known }
-        var files: [ObjectIdentifier: String] = [:]
-        var names: [String: [String]] = [:]
-        var multiRole: Set<ObjectIdentifier> = []
-        var spellings = 0
+        var files: [ObjectIdentifier: String] = [:], names: [String: [String]] = [:]
+        var multiRole: Set<ObjectIdentifier> = [], spellings = 0
         // Under the process-wide lock, so containers that need the same names at once (copies made in
         // parallel tests) work each out once between them. It runs no user code, and takes no other lock.
         Self.spelled.withLock { spelled in
@@ -85,19 +77,13 @@ final class TypeNames: Sendable {
                     multiRole.insert(type)
                     continue
                 }
-                if spelled[type] == nil {
-                    spelled[type] = Self.spelling(of: registration.type.type)
-                    spellings += 1
-                }
-                let spelling = spelled[type].unsafelyUnwrapped
+                let spelling = spelled[type] ?? Self.spelling(of: registration.type.type)
+                if spelled.updateValue(spelling, forKey: type) == nil { spellings += 1 }
                 names[spelling.written, default: []].append(spelling.qualified)
             }
         }
         let fresh: Cache = (generation, names, files, multiRole)
-        worked.withLock {
-            $0.cache = fresh
-            $0.spellings += spellings
-        }
+        worked.withLock { $0 = (fresh, $0.spellings + spellings) }
         return fresh
     }
 
@@ -126,8 +112,8 @@ final class TypeNames: Sendable {
             run = []
         }
         for byte in readable(String(reflecting: type)).utf8 {
-            let isWord = byte >= 0x80 || byte == UInt8(ascii: "_") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "$")
-                || (byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9")) || (byte | 0x20 >= UInt8(ascii: "a") && byte | 0x20 <= UInt8(ascii: "z"))
+            let isWord = byte >= 0x80 || "_.$".utf8.contains(byte) || (0x30...0x39).contains(byte)
+                || (0x61...0x7A).contains(byte | 0x20)
             if isWord {
                 run.append(byte)
             } else {

@@ -39,9 +39,7 @@ final class Verification: Sendable {
     }
 
     /// Records that `key`'s build was abandoned with `failure`.
-    func fail(_ key: AnyType, with failure: InjectionError) {
-        progress.withLock { $0.failures[key] = failure }
-    }
+    func fail(_ key: AnyType, with failure: InjectionError) { progress.withLock { $0.failures[key] = failure } }
 
     /// Records `error`, abandons the resolution running `frame` in `container`, and, on a worker, hands the
     /// remaining registrations to a new worker. Never returns.
@@ -83,9 +81,7 @@ final class Verification: Sendable {
     }
 
     /// The calling thread's state, made if needed, stands for the thread.
-    private static var threadIdentity: ObjectIdentifier {
-        ObjectIdentifier(ThreadState.currentOrNew!)
-    }
+    private static var threadIdentity: ObjectIdentifier { ObjectIdentifier(ThreadState.currentOrNew!) }
 
     /// Whether the calling thread is one of a verification's workers.
     static var isWorkerThread: Bool {
@@ -94,9 +90,7 @@ final class Verification: Sendable {
         return workers.withLock { $0.contains(identity) }
     }
 
-    private func record(_ error: InjectionError) {
-        progress.withLock { $0.problems.append(error) }
-    }
+    private func record(_ error: InjectionError) { progress.withLock { $0.problems.append(error) } }
 
     private func finishItem() {
         progress.withLock {
@@ -113,9 +107,7 @@ final class Verification: Sendable {
             let identity = problem.kind == .cycle
                 ? "cycle:" + Set(problem.chain).sorted().joined(separator: ",")
                 : "\(problem.kind):\(problem.typeName)"
-            if let existing = kept[identity], Self.order(existing, before: problem) {
-                continue
-            }
+            if let existing = kept[identity], Self.order(existing, before: problem) { continue }
             kept[identity] = problem
         }
         return kept.values.sorted { ($0.kind.description, $0.typeName) < ($1.kind.description, $1.typeName) }
@@ -125,5 +117,38 @@ final class Verification: Sendable {
     private static func order(_ lhs: InjectionError, before rhs: InjectionError) -> Bool {
         if lhs.chain.count != rhs.chain.count { return lhs.chain.count < rhs.chain.count }
         return lhs.chain.joined(separator: "\u{1}") <= rhs.chain.joined(separator: "\u{1}")
+    }
+}
+
+/// What a verification asks of a container, and of its state.
+extension InjectionContainer {
+    /// In a `verify()` copy: fails the builds of the resolution `frame` belongs to, so nothing waits for
+    /// the thread that is about to park.
+    func abandon(_ frame: FrameRef, failure: InjectionError) {
+        let resolution = frame.resolution
+        apply { state in
+            let (keys, evictions) = state.abandonBuilds(of: resolution)
+            for key in keys { verification?.fail(key, with: failure) }
+            self.state.broadcast()  // Waiters of builds nobody had a handle for yet claim again too.
+            return evictions
+        }
+    }
+}
+
+extension ContainerState {
+    /// Abandons the builds `owner` started: its thread will never finish them (`verify()` parks it).
+    /// Returns their keys, and their waiters to wake as a reset's are (`abandoned`, `waiters`).
+    mutating func abandonBuilds(of owner: Resolution) -> (keys: [AnyType], evictions: Evictions) {
+        var evictions = Evictions(), keys: [AnyType] = []
+        slots.forEachElement { slot in
+            switch slot.held {
+            case .building(let current) where current === owner: break
+            case .waited(let build) where build.owner === owner: break
+            default: return
+            }
+            keys.append(slot.registration.type)
+            evictions.empty(&slot)
+        }
+        return (keys, evictions)
     }
 }

@@ -26,7 +26,7 @@ struct LockedState<State>: @unchecked Sendable {  // The state is touched only u
     func withLock<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
         _injection_lock_lock(lock)
         defer { _injection_lock_unlock(lock) }
-        return try buffer.withUnsafeMutablePointerToHeader { (state) throws(Failure) -> Result in try body(&state.pointee) }
+        return try buffer.withUnsafeMutablePointerToHeader { (state) throws(Failure) in try body(&state.pointee) }
     }
 
     /// Blocks until `isDone` holds of the state, waiting on the lock's condition (``broadcast()``) between
@@ -35,9 +35,7 @@ struct LockedState<State>: @unchecked Sendable {  // The state is touched only u
     func wait(until isDone: (State) -> Bool) {
         _injection_lock_lock(lock)
         defer { _injection_lock_unlock(lock) }
-        buffer.withUnsafeMutablePointerToHeader { state in
-            while !isDone(state.pointee) { _injection_lock_wait(lock) }
-        }
+        buffer.withUnsafeMutablePointerToHeader { state in while !isDone(state.pointee) { _injection_lock_wait(lock) } }
     }
 
     /// Wakes every thread waiting in ``wait(until:)``.

@@ -40,3 +40,7 @@ enum OSThread {
         return _injection_is_main_thread() || DispatchQueue.getSpecific(key: mainQueueKey) == true
     }
 }
+
+/// An identity for the current task (0 outside tasks), to tell whether a frame is the current task's
+/// own: the hash of the task's address, which two live tasks do not share in practice.
+func currentTaskIdentity() -> Int { withUnsafeCurrentTask { $0?.hashValue ?? 0 } }

@@ -11,9 +11,9 @@ struct HashTable<Element> {
     /// buffer's tail, where a probe reads only them.
     private final class Storage: ManagedBuffer<(count: Int, buckets: Int, elements: UnsafeMutablePointer<Element>), UInt> {
         static func make(buckets: Int) -> Storage {
-            let storage = create(minimumCapacity: buckets) { _ in (0, buckets, .allocate(capacity: buckets)) } as! Storage
-            storage.withUnsafeMutablePointerToElements { $0.initialize(repeating: 0, count: buckets) }
-            return storage
+            let made = create(minimumCapacity: buckets) { _ in (0, buckets, .allocate(capacity: buckets)) } as! Storage
+            made.withUnsafeMutablePointerToElements { $0.initialize(repeating: 0, count: buckets) }
+            return made
         }
 
         deinit {
@@ -67,8 +67,7 @@ struct HashTable<Element> {
     }
 
     /// Stores `element` for `key`; returns the element it replaced.
-    @discardableResult
-    mutating func insert(_ element: Element, for key: AnyType) -> Element? {
+    @discardableResult mutating func insert(_ element: Element, for key: AnyType) -> Element? {
         makeUnique(adding: 1)
         return storage!.withUnsafeMutablePointers { header, keys in
             let (index, found) = Self.probe(key.bits, keys, header.pointee.buckets)
@@ -86,8 +85,7 @@ struct HashTable<Element> {
     }
 
     /// Removes the entry for `key`; returns its element, or `nil` if there is none.
-    @discardableResult
-    mutating func remove(_ key: AnyType) -> Element? {
+    @discardableResult mutating func remove(_ key: AnyType) -> Element? {
         guard index(of: key) != nil else { return nil }
         makeUnique()
         return storage!.withUnsafeMutablePointers { header, keys in
@@ -139,28 +137,22 @@ struct HashTable<Element> {
         let grows = (count &+ adding) &* 4 > buckets &* 3
         guard grows || !isUnique else { return }
         let copy = Storage.make(buckets: grows ? buckets * 2 : buckets)
-        let moves = isUnique
         current.withUnsafeMutablePointers { header, keys in
             copy.withUnsafeMutablePointers { newHeader, newKeys in
+                let (elements, newElements) = (header.pointee.elements, newHeader.pointee.elements)
                 for index in 0..<buckets where keys[index] != 0 {
                     let target = Self.probe(keys[index], newKeys, newHeader.pointee.buckets).index
                     newKeys[target] = keys[index]
-                    if moves {
-                        (newHeader.pointee.elements + target).moveInitialize(from: header.pointee.elements + index, count: 1)
+                    if isUnique {
+                        (newElements + target).moveInitialize(from: elements + index, count: 1)
                         keys[index] = 0  // Moved out: the old storage's deinit must not destroy it.
                     } else {
-                        (newHeader.pointee.elements + target).initialize(to: header.pointee.elements[index])
+                        (newElements + target).initialize(to: elements[index])
                     }
                 }
                 newHeader.pointee.count = count
             }
         }
         storage = copy
-    }
-
-    /// Removes every entry; returns their elements.
-    mutating func removeAll() -> [Element] {
-        defer { storage = nil }
-        return entries.map(\.element)
     }
 }
