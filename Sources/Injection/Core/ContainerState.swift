@@ -152,7 +152,7 @@ struct ContainerState {
         guard registration.lifetime != .transient else {
             // A factory whose edges are known, and which has nothing to run after it, may run from the
             // thread's cache without this lock.
-            let cacheable = !recordsEdges && registration.postConstruct == nil && registration.kind == .plain
+            let cacheable = !recordsEdges && registration.postConstruct.isEmpty && registration.kind == .plain
             if cacheable && caches { slot.isInThreadCaches = true }
             return .build(registration, owner: nil, recordsEdges: recordsEdges, epoch: epoch, cacheable: cacheable)
         }

@@ -25,7 +25,8 @@ final class Registration: Sendable {
     /// What few registrations have: an async factory, or an `implements` alias's async form (what
     /// `resolveAsync` runs); the `postConstruction` steps, run on each new instance; an alias's primary,
     /// the type it resolves.
-    typealias Options = (makeAsync: MakeAsync?, postConstruct: PostConstruct?, primary: AnyType?)
+    /// The steps are a list, run in a loop: a chain of closures would recurse once per step.
+    typealias Options = (makeAsync: MakeAsync?, postConstruct: [PostConstruct], primary: AnyType?)
 
     /// The key: the registered type, an `InjectionKey` type, or a builder model type.
     let type: AnyType
@@ -74,7 +75,7 @@ final class Registration: Sendable {
     }
 
     var makeAsync: MakeAsync? { options.makeAsync }
-    var postConstruct: PostConstruct? { options.postConstruct }
+    var postConstruct: [PostConstruct] { options.postConstruct }
     var primary: AnyType? { options.primary }
 
     /// A synchronous factory that runs wherever it is resolved.
@@ -98,7 +99,7 @@ final class Registration: Sendable {
     ) {
         self.init(
             type, .transient, .plain, valueType: Value.self, file: file, factory: factory,
-            options: ({ Box.make(try await asyncForm()) }, nil, primary))
+            options: ({ Box.make(try await asyncForm()) }, [], primary))
     }
 
     /// A synchronous factory isolated to the main actor: it runs only where a claim saw a main-actor caller.
@@ -123,18 +124,14 @@ final class Registration: Sendable {
         self.init(
             type, lifetime, .async, valueType: Value.self, file: file,
             factory: { () throws -> Value in preconditionFailure("Injection: an async factory run synchronously") },
-            options: ({ Box.make(try await asyncFactory()) }, nil, nil))
+            options: ({ Box.make(try await asyncFactory()) }, [], nil))
     }
 
     /// The same registration with `postConstruction` run after the steps it has.
     func adding<Value>(postConstruction: @escaping @Sendable (Value) throws -> Void) -> Registration {
         let step = Self.boxed(postConstruction)
         let added = ownsInstances ? step : Self.once(step)
-        let earlier = postConstruct
-        return Registration(copying: self, options: (makeAsync, { box in
-            try earlier?(box)
-            try added(box)
-        }, primary))
+        return Registration(copying: self, options: (makeAsync, postConstruct + [added], primary))
     }
 
     /// `step`, for a supplied instance (`register(_:instance:)`): one object, which the container it was
@@ -161,8 +158,8 @@ final class Registration: Sendable {
     /// The options of a registration whose only option is `postConstruction`, if any. (Not `Optional.map`,
     /// which would make the metadata of the closure's type for every registered type.)
     private static func options<Value>(_ postConstruction: (@Sendable (Value) throws -> Void)?) -> Options {
-        guard let postConstruction else { return (nil, nil, nil) }
-        return (nil, boxed(postConstruction), nil)
+        guard let postConstruction else { return (nil, [], nil) }
+        return (nil, [boxed(postConstruction)], nil)
     }
 
     private static func boxed<Value>(_ closure: @escaping @Sendable (Value) throws -> Void) -> PostConstruct {

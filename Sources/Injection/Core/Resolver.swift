@@ -220,12 +220,13 @@ extension InjectionContainer {
             // Undone with the rest of this resolution if a deferred `postConstruction` fails.
             frame.resolution.undoOnFailure { [self] in evict(instance, from: registration) }
         }
-        guard let postConstruct = registration.postConstruct else { return outcome }
+        let steps = registration.postConstruct
+        guard !steps.isEmpty else { return outcome }
         let postFrame = frame.escape()  // Outlives this call when deferred.
         let work = { [self] () -> InjectionError? in
             let finished = ThreadState.withCurrent { thread in
                 run(.heap(postFrame), thread: thread, transaction: transaction, isPostConstruction: true) {
-                    try postConstruct(instance)
+                    for step in steps { try step(instance) }
                     return instance
                 }
             }
