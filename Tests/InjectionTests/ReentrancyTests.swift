@@ -312,7 +312,10 @@ struct ReentrancyTests {
             // would start another, and so on without end.
             if runs.increment() == 1 {
                 let returned = Gate()
-                Task {
+                // On the main actor, not the cooperative pool: long synchronous tests running in parallel hold
+                // the pool's threads (both of them, on a 2-core machine) for minutes under ThreadSanitizer,
+                // and this factory's wait for the task must not depend on them.
+                Task { @MainActor in
                     try? container.verify()
                     nestedReturned.increment()
                     returned.open()
@@ -322,8 +325,8 @@ struct ReentrancyTests {
             }
             return ChecksInATask()
         }
-        // On a thread of its own: the factory blocks a verification worker until the task, which needs a
-        // thread of the pool, has run; this test must not hold one of those meanwhile.
+        // On a thread of its own: the factory blocks a verification worker until the task has run; this test
+        // holds no thread of the pool or the main actor meanwhile.
         let verified = await onOwnThread { (try? container.verify()) != nil }
         #expect(verified)
         #expect(waitedForTask.values == [true], "the task's verify() returned while the verification ran")

@@ -32,10 +32,9 @@ final class Registration: Sendable {
     let type: AnyType
     /// The file that registered (named for a `private` type, whose name alone is ambiguous).
     let file: StaticString
+    // The three one-byte fields follow `file`, whose last word has room for them.
     let lifetime: InjectionLifetime
     let kind: Kind
-    /// The type of the values made: `Value` of the register call (a key's `Value`, a builder's closure).
-    let valueType: Any.Type
     /// Whether the container tells its instances they are evicted and tracks them for leaks: not an
     /// instance the caller supplied (`register(_:instance:)`), nor a builder's closure.
     let ownsInstances: Bool
@@ -47,14 +46,13 @@ final class Registration: Sendable {
     let options: Options
 
     private init<Value>(
-        _ type: AnyType, _ lifetime: InjectionLifetime, _ kind: Kind, valueType: Value.Type, file: StaticString,
+        _ type: AnyType, _ lifetime: InjectionLifetime, _ kind: Kind, file: StaticString,
         ownsInstances: Bool = true, factory: @escaping @Sendable () throws -> Value, options: Options
     ) {
         self.type = type
         self.file = file
         self.lifetime = lifetime
         self.kind = kind
-        self.valueType = valueType
         self.ownsInstances = ownsInstances
         make = { Box.make(try factory()) }
         transientFactory = lifetime == .transient ? TypedTransientFactory(factory) : nil
@@ -67,7 +65,6 @@ final class Registration: Sendable {
         file = other.file
         lifetime = other.lifetime
         kind = other.kind
-        valueType = other.valueType
         ownsInstances = other.ownsInstances
         make = other.make
         transientFactory = other.transientFactory
@@ -86,7 +83,7 @@ final class Registration: Sendable {
     ) {
         Self.refuseUnreliableLayout(Value.self)
         self.init(
-            type, lifetime, .plain, valueType: Value.self, file: file, ownsInstances: ownsInstances,
+            type, lifetime, .plain, file: file, ownsInstances: ownsInstances,
             factory: factory, options: Self.options(postConstruction))
     }
 
@@ -98,7 +95,7 @@ final class Registration: Sendable {
         asyncForm: @escaping @Sendable () async throws -> Value
     ) {
         self.init(
-            type, .transient, .plain, valueType: Value.self, file: file, factory: factory,
+            type, .transient, .plain, file: file, factory: factory,
             options: ({ Box.make(try await asyncForm()) }, [], primary))
     }
 
@@ -110,7 +107,7 @@ final class Registration: Sendable {
     ) {
         Self.refuseUnreliableLayout(Value.self)
         // The value is made and returned on the main actor; nothing crosses an isolation boundary.
-        self.init(type, lifetime, .mainActor, valueType: Value.self, file: file, factory: {
+        self.init(type, lifetime, .mainActor, file: file, factory: {
             try MainActor.assumeIsolated { Unchecked(try mainActorFactory()) }.value
         }, options: Self.options(postConstruction))
     }
@@ -122,7 +119,7 @@ final class Registration: Sendable {
     ) {
         Self.refuseUnreliableLayout(Value.self)
         self.init(
-            type, lifetime, .async, valueType: Value.self, file: file,
+            type, lifetime, .async, file: file,
             factory: { () throws -> Value in preconditionFailure("Injection: an async factory run synchronously") },
             options: ({ Box.make(try await asyncFactory()) }, [], nil))
     }
