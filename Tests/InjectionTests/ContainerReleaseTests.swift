@@ -61,6 +61,7 @@ struct ContainerReleaseTests {
             container.register(R0.self, lifetime: .transient) { R0() }
             #expect(InjectionProbe.threadCacheEntry(for: Wrapper.self, in: container) == .none)
             made[ObjectIdentifier(container)] = ObjectIdentifier(try container.resolve(Wrapper.self))
+            _ = try container.resolve(Wrapper.self)  // The second resolve enters this thread's cache.
             for _ in 0..<2 { _ = try container.resolve(R0.self) }
             containers.append(container)
         }
@@ -83,6 +84,7 @@ struct ContainerReleaseTests {
                 #expect(InjectionProbe.threadCacheEntry(for: Wrapper.self, in: container) == .none, "round \(round)")
                 #expect(InjectionProbe.threadCacheEntry(for: R0.self, in: container) == .none, "round \(round)")
                 made[ObjectIdentifier(container)] = ObjectIdentifier(try container.resolve(Wrapper.self))
+                _ = try container.resolve(Wrapper.self)
                 for _ in 0..<2 { _ = try container.resolve(R0.self) }
                 containers.append(container)
             }
@@ -102,7 +104,7 @@ struct ContainerReleaseTests {
                 let base = InjectionContainer()
                 base.register(Wrapper.self, lifetime: .scoped) { Wrapper() }
                 let container = kind == 1 ? InjectionContainer(copying: base) : base
-                _ = try container.resolve(Wrapper.self)
+                for _ in 0..<2 { _ = try container.resolve(Wrapper.self) }  // The second enters this thread's cache.
                 #expect(InjectionProbe.threadCacheEntry(for: Wrapper.self, in: container) == .instance)
                 if kind == 2 {
                     // Also cached on another thread, which releases the last reference.

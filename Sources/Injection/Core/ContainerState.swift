@@ -162,33 +162,34 @@ struct ContainerState {
     }
 
     /// What finishing a build asks for: whether the instance was stored (cached, or held weakly for
-    /// `.weak`), whether it was cached (the caller may put it in its thread's cache), the build if someone
-    /// waited for it (finish it in the wait-for graph and wake the waiting threads), and the tasks to
+    /// `.weak`), the build if someone waited for it (finish it in the wait-for graph and wake the waiting threads), and the tasks to
     /// resume once unlocked.
-    typealias Completion = (stored: Bool, cached: Bool, woken: Build?, waiters: [CheckedContinuation<Void, Never>])
+    typealias Completion = (stored: Bool, woken: Build?, waiters: [CheckedContinuation<Void, Never>])
 
     /// Ends a run of `registration`'s factory that made `instance` (`nil` if it failed, or `nil` was
     /// not cached), in a frame of `epoch`, and the build `owner` claimed for a cached lifetime. The instance is
     /// cached only if the build is still current (its registration was not replaced, nor reset) and (but
-    /// for a singleton) no reset happened since its resolution started; with `caches`, the claiming
-    /// thread's cache takes it. Waiters of an abandoned build were woken when it was abandoned.
+    /// for a singleton) no reset happened since its resolution started. It enters no thread's cache: the
+    /// next resolve on each thread claims it, and that claim puts it there. (Entering it here cost every
+    /// first resolve a cache insert, and the launch first-resolve target, ≤ 1.0x of the seed design, failed.)
+    /// Waiters of an abandoned build were woken when it was abandoned.
     mutating func complete(
         _ registration: Registration, owner: Resolution?, epoch buildEpoch: UInt64, instance: Box?,
-        recordedEdges: Bool, caches: Bool
+        recordedEdges: Bool
     ) -> Completion {
-        guard let index = slots.index(of: registration.type) else { return (false, false, nil, []) }
+        guard let index = slots.index(of: registration.type) else { return (false, nil, []) }
         return slots.withElement(at: index) { [epoch] slot in
             Self.complete(
                 &slot, registration, owner: owner, isCurrentEpoch: buildEpoch == epoch, instance: instance,
-                recordedEdges: recordedEdges, caches: caches)
+                recordedEdges: recordedEdges)
         }
     }
 
     private static func complete(
         _ slot: inout Slot, _ registration: Registration, owner: Resolution?, isCurrentEpoch: Bool, instance: Box?,
-        recordedEdges: Bool, caches: Bool
+        recordedEdges: Bool
     ) -> Completion {
-        var completion: Completion = (false, false, nil, [])
+        var completion: Completion = (false, nil, [])
         guard slot.registration === registration else { return completion }
         if instance != nil && recordedEdges { slot.recordsEdges = false }
         switch slot.held {
@@ -202,8 +203,6 @@ struct ContainerState {
         if let instance, registration.lifetime == .singleton || isCurrentEpoch {
             if registration.lifetime != .weak {
                 slot.held = .instance(instance)
-                if caches { slot.isInThreadCaches = true }
-                completion.cached = true
             } else if let object = instance.object {
                 slot.held = .weak(WeakReference(object, type: registration.type, valueType: instance.type))
             }

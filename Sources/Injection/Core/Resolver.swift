@@ -8,8 +8,8 @@ import _InjectionPlatform
 //    (its factory runs at once, in a frame: `runInFrame`).
 // 2. Otherwise the slow path, `resolveSlowly`: claim the key under the container's lock (`claim`),
 //    then return the cached instance, wait for another resolution's build, or run the factory in a
-//    frame (`run`); then complete the build under the lock (`complete`), which caches the instance and
-//    puts it in this thread's cache in the same step.
+//    frame (`run`); then complete the build under the lock (`complete`), which caches the instance. (The
+//    thread's cache takes it at its next resolve, whose claim finds it cached.)
 // 3. `asyncResolve` drives the same `claim` and `complete` for tasks. What differs: a waiter suspends
 //    instead of blocking; an async factory runs in a task of its own, and a main-actor one after a hop;
 //    `postConstruction` runs at once instead of at the end of the outermost resolve; nothing enters a
@@ -190,7 +190,7 @@ extension InjectionContainer {
     /// type of a cycle was asked for first.
     func complete(
         _ made: Outcome, of registration: Registration, owner: Resolution?, frame: FrameRef,
-        cache: ThreadCache?, transaction: Transaction?, defersPostConstruction: Bool
+        transaction: Transaction?, defersPostConstruction: Bool
     ) -> Outcome {
         var outcome = made
         if case .success(let instance) = made, registration.lifetime == .weak, instance.object == nil, !instance.isNilOptional {
@@ -199,15 +199,10 @@ extension InjectionContainer {
         let instance = try? outcome.get()
         // `nil` means "not available yet": the next resolve runs the factory again.
         let cacheable = instance.map { registration.lifetime == .transient || !$0.isNilOptional } ?? false
-        var replaced: AnyObject?  // Released after unlocking.
-        defer { _ = replaced }
         let completion = state.withLock { state in
             let completion = state.complete(
                 registration, owner: owner, epoch: frame.epoch, instance: cacheable ? instance : nil,
-                recordedEdges: frame.recordsEdges, caches: cache != nil)
-            if completion.cached, let cache, let instance {
-                replaced = cache.insert(instance, for: registration.type, in: ObjectIdentifier(self))
-            }
+                recordedEdges: frame.recordsEdges)
             if let woken = completion.woken {
                 Build.finished(woken)  // Lock order: container → wait graph.
                 self.state.broadcast()
@@ -289,7 +284,7 @@ extension InjectionContainer {
                     recordsEdges: recordsEdges, resolution: owner == nil ? buildOwner : nil)))
                 let made = run(frame, thread: thread, transaction: binding?.transaction) { try registration.make() }
                 let outcome = complete(
-                    made, of: registration, owner: buildOwner, frame: frame, cache: cache,
+                    made, of: registration, owner: buildOwner, frame: frame,
                     transaction: binding?.transaction, defersPostConstruction: true)
                 guard case .stack(let pointer) = frame, let root = thread.pop(pointer) else { return try outcome.get() }
                 return try close(root, outcome, of: registration).get()
@@ -369,7 +364,7 @@ extension InjectionContainer {
                     startsResolution: true, recordsEdges: recordsEdges, resolution: owner))
                 let made = await run(registration, in: frame, transaction: transaction)
                 let outcome = complete(
-                    made, of: registration, owner: buildOwner, frame: .heap(frame), cache: nil,
+                    made, of: registration, owner: buildOwner, frame: .heap(frame),
                     transaction: transaction, defersPostConstruction: false)
                 return try withExtendedLifetime(task) { close(owner, outcome, of: registration) }.get()
             default: preconditionFailure("Injection: a failed claim was not thrown")

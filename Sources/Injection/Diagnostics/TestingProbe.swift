@@ -247,8 +247,8 @@ extension InjectionProbe {
             guard let registration = build?.registration ?? state[AnyType(type)] else { return (false, false) }
             let completion = state.complete(
                 registration, owner: build?.owner, epoch: build?.epoch ?? state.epoch,
-                instance: succeeding ? Box.make(Box.make(0)) : nil, recordedEdges: recordedEdges, caches: false)
-            return (completion.cached, completion.woken != nil)
+                instance: succeeding ? Box.make(Box.make(0)) : nil, recordedEdges: recordedEdges)
+            return (completion.stored, completion.woken != nil)
         }
 
         /// Notes that a thread's cache holds `type`, as the container does when it copies an instance there.
