@@ -106,12 +106,10 @@ extension InjectionContainer {
         let cached = state.withLock { state -> [AnyType] in
             var holders: [AnyType] = [], seen: Set<AnyType> = [type], frontier = [type]
             while let reached = frontier.popLast() {
-                for edge in edges where edge.to == reached && !seen.contains(edge.from) {
-                    seen.insert(edge.from)
-                    guard let registration = state[edge.from] else { continue }
+                for edge in edges where edge.to == reached && seen.insert(edge.from).inserted {
                     if state.hasLiveInstance(edge.from, keepingAliveIn: &keptAlive) {
                         holders.append(edge.from)
-                    } else if registration.lifetime == .transient {
+                    } else if state[edge.from]?.lifetime == .transient {
                         frontier.append(edge.from)
                     }
                 }
@@ -148,10 +146,7 @@ extension InjectionContainer {
     /// takes the observations lock: no build of a registration made after the removal can record an edge
     /// before this forgets them.
     func forgetObservations() {
-        observations.withLock { observations in
-            observations.edges = []
-            observations.reportedStale = []
-        }
+        observations.withLock { ($0.edges, $0.reportedStale) = ([], []) }
     }
 
     /// Forgets every "`key` needs B" edge of the graph: `key`'s registration was replaced or removed.
