@@ -261,7 +261,8 @@ extension InjectionContainer {
         let type = AnyType(builder: Model.self)
         // Only `registerBuilder` registers a builder's key, always with a `BuildClosure<Model>`.
         let closure = if let read { read } else {
-            try Self.resolve(type, as: (any AnyObject & Sendable).self, in: self, caller: caller) as! BuildClosure<Model>
+            try Self.resolve(type, as: (any AnyObject & Sendable).self, in: self, caller: caller)
+                as! BuildClosure<Model>
         }
         let binding = Binding.current
         if closure.isMainActor && !OSThread.isMainActor(caller) {
