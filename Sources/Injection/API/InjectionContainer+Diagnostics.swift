@@ -211,12 +211,8 @@ extension [WeakReference] {
     /// Drops the references whose instance is gone; returns the others' instances, which reading took a
     /// strong reference to: the caller releases them after unlocking, as the last reference may be among them.
     mutating func dropDead() -> [AnyObject] {
-        var alive: [AnyObject] = []
-        removeAll { retired in
-            guard let object = retired.object else { return true }
-            alive.append(object)
-            return false
-        }
+        let alive = compactMap(\.object)  // Held while the dead are dropped: none of them dies in between.
+        removeAll { $0.object == nil }
         return alive
     }
 }
