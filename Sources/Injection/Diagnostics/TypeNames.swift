@@ -135,15 +135,12 @@ final class TypeNames: Sendable {
     }
 
     /// `type`, named `name`, as an expression prefix for `.self` in a suggested fix: `(any P)` for a
-    /// protocol (existential) type, as Swift 6 code spells it; else ``literal(_:)``.
+    /// protocol (existential) type, as Swift 6 code spells it; `(name)` for a function type, or a name with
+    /// a space; else `name`.
     static func literal(_ type: Any.Type, named name: String) -> String {
         // An existential's metatype prints as `P.Protocol`; a concrete type's as `T.Type`.
         let isExistential = String(describing: Swift.type(of: type)).hasSuffix(".Protocol")
-        return isExistential && name != "Any" && name != "AnyObject" ? "(any \(name))" : literal(name)
-    }
-
-    /// `name` as an expression prefix for `.self`: function types need parentheses.
-    static func literal(_ name: String) -> String {
+        if isExistential && name != "Any" && name != "AnyObject" { return "(any \(name))" }
         // Character by character: `String.contains(_: some StringProtocol)` needs iOS 16 without Foundation.
         let isFunction = zip(name, name.dropFirst()).contains { $0 == "-" && $1 == ">" }
         return isFunction || name.contains(" ") ? "(\(name))" : name
