@@ -145,9 +145,7 @@ extension InjectionContainer {
     /// graph's edges and the types reported stale. Called under the container's lock, which it holds while it
     /// takes the observations lock: no build of a registration made after the removal can record an edge
     /// before this forgets them.
-    func forgetObservations() {
-        observations.withLock { ($0.edges, $0.reportedStale) = ([], []) }
-    }
+    func forgetObservations() { observations.withLock { ($0.edges, $0.reportedStale) = ([], []) } }
 
     /// Forgets every "`key` needs B" edge of the graph: `key`'s registration was replaced or removed.
     @inline(never) func forgetEdges(from key: AnyType) {
