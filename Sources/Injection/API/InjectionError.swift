@@ -220,18 +220,18 @@ extension InjectionError {
     }
 
     static func tooDeep(_ type: AnyType, chain: [AnyType], stackSize: UInt, names: TypeNames) -> InjectionError {
-        let name = names.name(type)
-        let chainNames = chain.map(names.name)
-        let ends = chainNames.count > 2
-            ? "\(chainNames[0]) → … → \(chainNames[chainNames.count - 1])" : chainNames.joined(separator: " → ")
-        return InjectionError(
-            kind: .tooDeep, typeName: name, chain: chainNames, description: """
-            Injection: resolving \(name) nests \(chainNames.count) factories deep (\(ends)), and this thread's \
-            \(stackSize >> 10) KiB stack has less than \(ThreadState.stackReserve >> 10) KiB left, so \
-            resolving on would overflow it. Make the graph shallower (a factory that resolves what it needs \
-            on first use, with InjectLazy, ends the chain there), or resolve it on a thread with a larger \
-            stack: a nested resolve uses about 11 KiB in a debug build and 4 KiB in release.
-            """)
+        InjectionError(.tooDeep, type, chain: chain, names: names) { name, _ in
+            let chainNames = chain.map(names.name)
+            let ends = chainNames.count > 2
+                ? "\(chainNames[0]) → … → \(chainNames.last!)" : chainNames.joined(separator: " → ")
+            return """
+                Injection: resolving \(name) nests \(chainNames.count) factories deep (\(ends)), and \
+                this thread's \(stackSize >> 10) KiB stack has less than \(ThreadState.stackReserve >> 10) KiB left, \
+                so resolving on would overflow it. Make the graph shallower (a factory that resolves what it needs \
+                on first use, with InjectLazy, ends the chain there), or resolve it on a thread with a larger \
+                stack: a nested resolve uses about 11 KiB in a debug build and 4 KiB in release.
+                """
+        }
     }
 
     static func containerReleased(_ type: AnyType, handle: String = "InjectLazy") -> InjectionError {
