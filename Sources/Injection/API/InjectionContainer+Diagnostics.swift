@@ -90,8 +90,7 @@ extension InjectionContainer {
                 return (registration.type, registration.type.isBuilder ? .transient : lifetime)
             }
         }
-        let seen = observations.withLock { $0.edges }
-        return InjectionGraph(registered: registered, edges: seen, names: names)
+        return InjectionGraph(registered: registered, edges: observations.withLock { $0.edges }, names: names)
     }
 
     /// Tells ``InjectionManager/diagnosticsHandler`` (once per type) that `type` was registered again,
