@@ -100,8 +100,7 @@ public enum BuilderManager {
         _ type: Model.Type, file: StaticString = #fileID,
         _ resolutionFunction: @escaping @Sendable (Any) -> Model.BuildResult
     ) {
-        let closure = BuildClosure<Model>(isMainActor: false) { (model: Model) in resolutionFunction(model) }
-        InjectionManager.currentContainer.registerBuilder(closure, file: file)
+        InjectionManager.currentContainer.register(type, file: file, factory: resolutionFunction)
     }
 }
 
@@ -189,11 +188,9 @@ extension InjectionContainer {
     public func register<Model: Builder, Implementation: MainActorBuildable>(
         _ builder: Model.Type, building implementation: Implementation.Type, file: StaticString = #fileID
     ) where Implementation.InputBuilder == Model {
-        registerBuilder(BuildClosure<Model>(isMainActor: true) { (model: Model) in
-            let model = Unchecked(model)
-            let made = MainActor.assumeIsolated { Unchecked(Implementation(builder: model.value) as Any) }
-            return try Self.cast(made.value, to: Model.self)
-        }, file: file)
+        register(builder, isolation: MainActor.shared, file: file) {
+            try Self.cast(Implementation(builder: $0), to: Model.self)
+        }
     }
 
     /// Builds `Model.BuildResult` from `builder` with the closure registered for its type; throws
@@ -263,12 +260,9 @@ extension InjectionContainer {
     ) throws(InjectionError) -> Model.BuildResult {
         let type = AnyType(builder: Model.self)
         // Only `registerBuilder` registers a builder's key, always with a `BuildClosure<Model>`.
-        let closure: BuildClosure<Model>
-        if let read {
-            closure = read
-        } else {
-            let held = try Self.resolve(type, as: (any AnyObject & Sendable).self, in: self, caller: caller)
-            closure = held as! BuildClosure<Model>
+        let closure = if let read { read } else {
+            try Self.resolve(type, as: (any AnyObject & Sendable).self, in: self, caller: caller)
+                as! BuildClosure<Model>
         }
         let binding = Binding.current
         if closure.isMainActor && !OSThread.isMainActor(caller) {

@@ -20,8 +20,7 @@ extension InjectionContainer {
         factory: @escaping @MainActor @Sendable () throws -> Value,
         postConstruction: (@Sendable (Value) throws -> Void)? = nil
     ) -> InjectionRegistration<Value> {
-        registered(Registration(
-            AnyType(type), lifetime: lifetime ?? defaultLifetime, file: file,
+        registered(Registration(AnyType(type), lifetime: lifetime ?? defaultLifetime, file: file,
             mainActorFactory: factory, postConstruction: postConstruction))
     }
 
@@ -51,8 +50,7 @@ extension InjectionContainer {
         factory: @escaping @MainActor @Sendable () throws -> Key.Value,
         postConstruction: (@Sendable (Key.Value) throws -> Void)? = nil
     ) -> InjectionRegistration<Key.Value> {
-        registered(Registration(
-            AnyType(key: key), lifetime: lifetime ?? defaultLifetime, file: file,
+        registered(Registration(AnyType(key: key), lifetime: lifetime ?? defaultLifetime, file: file,
             mainActorFactory: factory, postConstruction: postConstruction))
     }
 

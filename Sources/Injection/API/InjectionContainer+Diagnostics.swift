@@ -90,8 +90,7 @@ extension InjectionContainer {
                 return (registration.type, registration.type.isBuilder ? .transient : lifetime)
             }
         }
-        let seen = observations.withLock { $0.edges }
-        return InjectionGraph(registered: registered, edges: seen, names: names)
+        return InjectionGraph(registered: registered, edges: observations.withLock { $0.edges }, names: names)
     }
 
     /// Tells ``InjectionManager/diagnosticsHandler`` (once per type) that `type` was registered again,
@@ -106,12 +105,10 @@ extension InjectionContainer {
         let cached = state.withLock { state -> [AnyType] in
             var holders: [AnyType] = [], seen: Set<AnyType> = [type], frontier = [type]
             while let reached = frontier.popLast() {
-                for edge in edges where edge.to == reached && !seen.contains(edge.from) {
-                    seen.insert(edge.from)
-                    guard let registration = state[edge.from] else { continue }
+                for edge in edges where edge.to == reached && seen.insert(edge.from).inserted {
                     if state.hasLiveInstance(edge.from, keepingAliveIn: &keptAlive) {
                         holders.append(edge.from)
-                    } else if registration.lifetime == .transient {
+                    } else if state[edge.from]?.lifetime == .transient {
                         frontier.append(edge.from)
                     }
                 }
@@ -147,12 +144,7 @@ extension InjectionContainer {
     /// graph's edges and the types reported stale. Called under the container's lock, which it holds while it
     /// takes the observations lock: no build of a registration made after the removal can record an edge
     /// before this forgets them.
-    func forgetObservations() {
-        observations.withLock { observations in
-            observations.edges = []
-            observations.reportedStale = []
-        }
-    }
+    func forgetObservations() { observations.withLock { ($0.edges, $0.reportedStale) = ([], []) } }
 
     /// Forgets every "`key` needs B" edge of the graph: `key`'s registration was replaced or removed.
     @inline(never) func forgetEdges(from key: AnyType) {
@@ -216,12 +208,8 @@ extension [WeakReference] {
     /// Drops the references whose instance is gone; returns the others' instances, which reading took a
     /// strong reference to: the caller releases them after unlocking, as the last reference may be among them.
     mutating func dropDead() -> [AnyObject] {
-        var alive: [AnyObject] = []
-        removeAll { retired in
-            guard let object = retired.object else { return true }
-            alive.append(object)
-            return false
-        }
+        let alive = compactMap(\.object)  // Held while the dead are dropped: none of them dies in between.
+        removeAll { $0.object == nil }
         return alive
     }
 }

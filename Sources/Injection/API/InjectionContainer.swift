@@ -119,8 +119,7 @@ public final class InjectionContainer: @unchecked Sendable {
         _ type: Value.Type, lifetime: InjectionLifetime? = nil, file: StaticString = #fileID,
         factory: @escaping @Sendable () throws -> Value, postConstruction: (@Sendable (Value) throws -> Void)? = nil
     ) -> InjectionRegistration<Value> {
-        registered(Registration(
-            AnyType(type), lifetime: lifetime ?? defaultLifetime, file: file,
+        registered(Registration(AnyType(type), lifetime: lifetime ?? defaultLifetime, file: file,
             factory: factory, postConstruction: postConstruction))
     }
 
@@ -138,8 +137,7 @@ public final class InjectionContainer: @unchecked Sendable {
         factory: @escaping @Sendable () throws -> Key.Value,
         postConstruction: (@Sendable (Key.Value) throws -> Void)? = nil
     ) -> InjectionRegistration<Key.Value> {
-        registered(Registration(
-            AnyType(key: key), lifetime: lifetime ?? defaultLifetime, file: file,
+        registered(Registration(AnyType(key: key), lifetime: lifetime ?? defaultLifetime, file: file,
             factory: factory, postConstruction: postConstruction))
     }
 

@@ -39,49 +39,50 @@ public struct InjectionError: Error, CustomStringConvertible, Sendable {
     }
 
     /// The category of the failure.
-    public var kind: Kind { storage.kind }
+    public var kind: Kind { storage.fields.kind }
     /// The readable name of the type that could not be resolved.
-    public var typeName: String { storage.typeName }
+    public var typeName: String { storage.fields.typeName }
     /// The types being resolved, outermost first, ending with ``typeName``; for a cycle, the cycle itself.
-    public var chain: [String] { storage.chain }
+    public var chain: [String] { storage.fields.chain }
     /// The error a factory threw, for ``Kind/factoryFailed``.
-    public var underlyingError: (any Error)? { storage.underlyingError }
+    public var underlyingError: (any Error)? { storage.fields.underlyingError }
     /// For ``Kind/verificationFailed``: every problem found, one error each; otherwise empty.
-    public var problems: [InjectionError] { storage.problems }
+    public var problems: [InjectionError] { storage.fields.problems }
     /// The full message: starts with `Injection:`, names the type and the chain, and says how to fix it.
-    public var description: String { storage.description }
+    public var description: String { storage.fields.description }
 
     /// All of it, in one object: the error is one word, so a resolve's result (its value or this error)
     /// moves through the resolver in registers, where nine words went through the runtime's generic
     /// copies of `Result`.
     private let storage: Storage
 
-    private final class Storage: Sendable {
-        let kind: Kind
-        let typeName: String
-        let chain: [String]
-        let underlyingError: (any Error)?
-        let problems: [InjectionError]
-        let description: String
+    private typealias Fields = (
+        kind: Kind, typeName: String, chain: [String], underlyingError: (any Error)?, problems: [InjectionError],
+        description: String)
 
-        init(
-            _ kind: Kind, _ typeName: String, _ chain: [String], _ underlyingError: (any Error)?,
-            _ problems: [InjectionError], _ description: String
-        ) {
-            self.kind = kind
-            self.typeName = typeName
-            self.chain = chain
-            self.underlyingError = underlyingError
-            self.problems = problems
-            self.description = description
-        }
+    private final class Storage: Sendable {
+        let fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
     }
 
     init(
         kind: Kind, typeName: String, chain: [String], underlyingError: (any Error)? = nil,
         problems: [InjectionError] = [], description: String
     ) {
-        storage = Storage(kind, typeName, chain, underlyingError, problems, description)
+        storage = Storage((kind, typeName, chain, underlyingError, problems, description))
+    }
+
+    /// An error about `type`, met while resolving `chain`. `message` gets the type's readable name and, for
+    /// a chain longer than the type itself, ` (resolving A → B)` to put after it (else an empty string).
+    init(
+        _ kind: Kind, _ type: AnyType, chain: [AnyType], names: TypeNames, underlyingError: (any Error)? = nil,
+        message: (_ name: String, _ resolving: String) -> String
+    ) {
+        let name = names.name(type), chainNames = chain.map(names.name)
+        let resolving = chainNames.count > 1 ? " (resolving \(chainNames.joined(separator: " → ")))" : ""
+        self.init(
+            kind: kind, typeName: name, chain: chainNames, underlyingError: underlyingError,
+            description: message(name, resolving))
     }
 }
 
@@ -89,29 +90,29 @@ public struct InjectionError: Error, CustomStringConvertible, Sendable {
 
 extension InjectionError {
     static func notRegistered(_ type: AnyType, chain: [AnyType], names: TypeNames) -> InjectionError {
-        let name = names.name(type)
-        if type.isBuilder {
-            return InjectionError(
-                kind: .notRegistered, typeName: name, chain: chain.map(names.name), description: """
-                Injection: no builder registered for \(name)\(resolving(chain, names)). Register it at launch: \
-                InjectionManager.register(\(TypeNames.literal(type.type, named: name)).self) { builder in ... }
-                """)
+        InjectionError(.notRegistered, type, chain: chain, names: names) { name, resolving in
+            let literal = TypeNames.literal(type.type, named: name)
+            if type.isBuilder {
+                return """
+                    Injection: no builder registered for \(name)\(resolving). Register it at launch: \
+                    InjectionManager.register(\(literal).self) { builder in ... }
+                    """
+            }
+            var hint = ""
+            if TypeNames.isPrivate(type.type) {
+                hint = " (\(name) is private, so that line compiles only in the file that declares it.)"
+            }
+            if let optional = type.type as? any OptionalType.Type {
+                let wrapped = TypeNames.literal(optional.wrappedType, named: names.name(of: optional.wrappedType))
+                hint = " If you meant the non-optional type, write Inject(\(wrapped).self): " +
+                    "Inject() into an optional asks for \(name) itself."
+            }
+            return """
+                Injection: no registration for \(name)\(resolving). \
+                Register it before it is resolved, e.g. at launch: \
+                InjectionManager.register(\(literal).self) { ... }\(hint)
+                """
         }
-        var hint = ""
-        if TypeNames.isPrivate(type.type) {
-            hint = " (\(name) is private, so that line compiles only in the file that declares it.)"
-        }
-        if let optional = type.type as? any OptionalType.Type {
-            let wrapped = TypeNames.literal(optional.wrappedType, named: names.name(of: optional.wrappedType))
-            hint = " If you meant the non-optional type, write Inject(\(wrapped).self): " +
-                "Inject() into an optional asks for \(name) itself."
-        }
-        return InjectionError(
-            kind: .notRegistered, typeName: name, chain: chain.map(names.name), description: """
-            Injection: no registration for \(name)\(resolving(chain, names)). \
-            Register it before it is resolved, e.g. at launch: \
-            InjectionManager.register(\(TypeNames.literal(type.type, named: name)).self) { ... }\(hint)
-            """)
     }
 
     /// `isTransient`: every type on the cycle is `.transient`, so nothing is cached for a back-reference
@@ -132,82 +133,80 @@ extension InjectionError {
     static func factoryFailed(
         _ type: AnyType, chain: [AnyType], underlying: any Error, inPostConstruction: Bool, names: TypeNames
     ) -> Self {
-        let name = names.name(type)
-        return InjectionError(
-            kind: .factoryFailed, typeName: name, chain: chain.map(names.name), underlyingError: underlying,
-            description: inPostConstruction ? """
-            Injection: the postConstruction of \(name) threw \(underlying)\(resolving(chain, names)). \
-            The instance was evicted, with everything the same resolve built; objects that already \
-            received them keep them. The next resolve builds them again.
-            """ : """
-            Injection: the factory for \(name) threw \(underlying)\(resolving(chain, names)). \
-            Nothing was cached, so the next resolve runs the factory again; \
-            fix the factory or what it needs.
-            """)
+        InjectionError(.factoryFailed, type, chain: chain, names: names, underlyingError: underlying) {
+            name, resolving in
+            inPostConstruction ? """
+                Injection: the postConstruction of \(name) threw \(underlying)\(resolving). \
+                The instance was evicted, with everything the same resolve built; objects that already \
+                received them keep them. The next resolve builds them again.
+                """ : """
+                Injection: the factory for \(name) threw \(underlying)\(resolving). \
+                Nothing was cached, so the next resolve runs the factory again; \
+                fix the factory or what it needs.
+                """
+        }
     }
 
     static func resolvedDuringReset(_ type: AnyType, chain: [AnyType], names: TypeNames) -> InjectionError {
-        let name = names.name(type)
-        return InjectionError(
-            kind: .resolvedDuringReset, typeName: name, chain: chain.map(names.name), description: """
+        InjectionError(.resolvedDuringReset, type, chain: chain, names: names) { name, _ in """
             Injection: \(name) was resolved inside resetCurrentContainer { }, before the new scope \
             exists. Only register inside the block; resolve after it returns.
-            """)
+            """
+        }
     }
 
     static func weakNeedsClass(_ type: AnyType, chain: [AnyType], names: TypeNames) -> InjectionError {
-        let name = names.name(type)
-        return InjectionError(
-            kind: .weakNeedsClass, typeName: name, chain: chain.map(names.name), description: """
+        InjectionError(.weakNeedsClass, type, chain: chain, names: names) { name, resolving in """
             Injection: \(name) is registered with lifetime .weak, but its factory returned a value that \
-            is not a class instance\(resolving(chain, names)); only class instances can be held weakly. \
+            is not a class instance\(resolving); only class instances can be held weakly. \
             Register it .scoped or .transient, or return a class.
-            """)
+            """
+        }
     }
 
     static func wrongIsolation(_ type: AnyType, chain: [AnyType], names: TypeNames) -> InjectionError {
-        let name = names.name(type)
-        let (built, closure, verb) = type.isBuilder
-            ? ("built", "build closure", "Build") : ("resolved", "factory", "Resolve")
-        let fix = type.isBuilder
-            ? "`try await InjectionManager.buildAsync(model)`"
-            : "`try await container.resolveAsync(\(TypeNames.literal(type.type, named: name)).self)` "
-                + "(or `InjectionManager.resolveAsync`)"
-        return InjectionError(
-            kind: .wrongIsolation, typeName: name, chain: chain.map(names.name), description: """
-            Injection: \(name) is registered with isolation: MainActor, but it was \(built) synchronously off the \
-            main actor\(resolving(chain, names)), so its \(closure) cannot run. \(verb) it from @MainActor code, or \
-            with \(fix), which hops to the main actor.
-            """)
+        InjectionError(.wrongIsolation, type, chain: chain, names: names) { name, resolving in
+            let (built, closure, verb) = type.isBuilder
+                ? ("built", "build closure", "Build") : ("resolved", "factory", "Resolve")
+            let fix = type.isBuilder
+                ? "`try await InjectionManager.buildAsync(model)`"
+                : "`try await container.resolveAsync(\(TypeNames.literal(type.type, named: name)).self)` "
+                    + "(or `InjectionManager.resolveAsync`)"
+            return """
+                Injection: \(name) is registered with isolation: MainActor, but it was \(built) synchronously off the \
+                main actor\(resolving), so its \(closure) cannot run. \(verb) it from @MainActor code, or \
+                with \(fix), which hops to the main actor.
+                """
+        }
     }
 
     static func asyncFactory(_ type: AnyType, lifetime: InjectionLifetime, chain: [AnyType], names: TypeNames) -> Self {
-        let name = names.name(type)
-        let literal = TypeNames.literal(type.type, named: name)
-        let resolveAsync = "`try await InjectionManager.resolveAsync(\(literal).self)`"
-        let prepare = "`try await InjectionManager.prepare(\(literal).self)`"
-        let description = switch lifetime {
-        case .transient:
-            """
-            Injection: \(name) has an async factory and is .transient, so it cannot be resolved synchronously\
-            \(resolving(chain, names)): each resolve builds a new instance, which only an async resolve can do. \
-            Resolve it with \(resolveAsync), or register it .scoped or .singleton and build it at launch \
-            with \(prepare).
-            """
-        case .weak:
-            """
-            Injection: \(name) has an async factory and no live instance, so it cannot be resolved synchronously\
-            \(resolving(chain, names)). Resolve it with \(resolveAsync), or build it first with \(prepare) and keep \
-            what it built: a .weak instance lives only while something holds it.
-            """
-        default:
-            """
-            Injection: \(name) has an async factory and is not built yet, so it cannot be resolved \
-            synchronously\(resolving(chain, names)). Build it first: \(prepare) \
-            at launch (then Inject() returns the cached instance), or resolve it with \(resolveAsync).
-            """
+        InjectionError(.asyncFactory, type, chain: chain, names: names) { name, resolving in
+            let literal = TypeNames.literal(type.type, named: name)
+            let resolveAsync = "`try await InjectionManager.resolveAsync(\(literal).self)`"
+            let prepare = "`try await InjectionManager.prepare(\(literal).self)`"
+            return switch lifetime {
+            case .transient:
+                """
+                Injection: \(name) has an async factory and is .transient, so it cannot be resolved synchronously\
+                \(resolving): each resolve builds a new instance, which only an async resolve can do. \
+                Resolve it with \(resolveAsync), or register it .scoped or .singleton and build it at launch \
+                with \(prepare).
+                """
+            case .weak:
+                """
+                Injection: \(name) has an async factory and no live instance, so it cannot be resolved synchronously\
+                \(resolving). Resolve it with \(resolveAsync), or build it first with \(prepare) and keep \
+                what it built: a .weak instance lives only while something holds it.
+                """
+            default:
+                """
+                Injection: \(name) has an async factory and is not built yet, so it cannot be resolved \
+                synchronously\(resolving). Build it first: \(prepare) \
+                at launch (then Inject() returns the cached instance), or resolve it with \(resolveAsync).
+                """
+            }
         }
-        return Self(kind: .asyncFactory, typeName: name, chain: chain.map(names.name), description: description)
     }
 
     static func verificationFailed(_ problems: [InjectionError], registrations: Int) -> InjectionError {
@@ -221,18 +220,18 @@ extension InjectionError {
     }
 
     static func tooDeep(_ type: AnyType, chain: [AnyType], stackSize: UInt, names: TypeNames) -> InjectionError {
-        let name = names.name(type)
-        let chainNames = chain.map(names.name)
-        let ends = chainNames.count > 2
-            ? "\(chainNames[0]) → … → \(chainNames[chainNames.count - 1])" : chainNames.joined(separator: " → ")
-        return InjectionError(
-            kind: .tooDeep, typeName: name, chain: chainNames, description: """
-            Injection: resolving \(name) nests \(chainNames.count) factories deep (\(ends)), and this thread's \
-            \(stackSize >> 10) KiB stack has less than \(ThreadState.stackReserve >> 10) KiB left, so \
-            resolving on would overflow it. Make the graph shallower (a factory that resolves what it needs \
-            on first use, with InjectLazy, ends the chain there), or resolve it on a thread with a larger \
-            stack: a nested resolve uses about 11 KiB in a debug build and 4 KiB in release.
-            """)
+        InjectionError(.tooDeep, type, chain: chain, names: names) { name, _ in
+            let chainNames = chain.map(names.name)
+            let ends = chainNames.count > 2
+                ? "\(chainNames[0]) → … → \(chainNames.last!)" : chainNames.joined(separator: " → ")
+            return """
+                Injection: resolving \(name) nests \(chainNames.count) factories deep (\(ends)), and \
+                this thread's \(stackSize >> 10) KiB stack has less than \(ThreadState.stackReserve >> 10) KiB left, \
+                so resolving on would overflow it. Make the graph shallower (a factory that resolves what it needs \
+                on first use, with InjectLazy, ends the chain there), or resolve it on a thread with a larger \
+                stack: a nested resolve uses about 11 KiB in a debug build and 4 KiB in release.
+                """
+        }
     }
 
     static func containerReleased(_ type: AnyType, handle: String = "InjectLazy") -> InjectionError {
@@ -243,9 +242,5 @@ extension InjectionError {
             resolve \(name) from. A handle does not keep its container alive: keep the container for as long as \
             the object holding the handle, or read the handle while the container exists.
             """)
-    }
-
-    private static func resolving(_ chain: [AnyType], _ names: TypeNames) -> String {
-        chain.count > 1 ? " (resolving \(chain.map(names.name).joined(separator: " → ")))" : ""
     }
 }

@@ -53,8 +53,7 @@ public struct InjectionGraph: Sendable, CustomStringConvertible {
         var lifetimes: [String: InjectionLifetime?] = [:]
         for (type, lifetime) in registered { lifetimes[names.nodeName(type)] = lifetime }
         let edges = Set(seen.map { Edge(from: names.nodeName($0.from), to: names.nodeName($0.to)) })
-        for edge in edges where lifetimes[edge.to] == nil { lifetimes[edge.to] = .some(nil) }
-        for edge in edges where lifetimes[edge.from] == nil { lifetimes[edge.from] = .some(nil) }
+        for name in edges.flatMap({ [$0.from, $0.to] }) where lifetimes[name] == nil { lifetimes[name] = .some(nil) }
         nodes = lifetimes.map { Node(name: $0.key, lifetime: $0.value) }.sorted { $0.name < $1.name }
         self.edges = edges.sorted { ($0.from, $0.to) < ($1.from, $1.to) }
     }

@@ -81,11 +81,9 @@ import _InjectionPlatform
         in container: InjectionContainer, beforeJoining: (@Sendable (Any.Type) -> Void)?,
         afterJoining: (@Sendable (Any.Type) -> Void)?
     ) {
-        func hook(_ body: (@Sendable (Any.Type) -> Void)?) -> (@Sendable (AnyType) -> Void)? {
-            guard let body else { return nil }
-            return { @Sendable key in body(key.type) }
-        }
-        container.waitHooks = (hook(beforeJoining), hook(afterJoining))
+        // Each hook gets the type being built as the test wrote it.
+        let hook = { (body: @escaping @Sendable (Any.Type) -> Void) in { @Sendable (key: AnyType) in body(key.type) } }
+        container.waitHooks = (beforeJoining.map(hook), afterJoining.map(hook))
     }
 
     /// Whether a resolution was told to wait for the build of `type` now in progress in `container`.

@@ -101,60 +101,46 @@ final class TypeNames: Sendable {
         // Each run of identifiers joined by dots names a type from its module on (`App.Profile.Service`,
         // `Swift.Int`); a run that starts with a dot continues the one before a generic's arguments
         // (`App.Outer<Swift.Int>.Inner`), and one without a dot is a word (`throws`, a tuple label).
-        var written: [UInt8] = []
-        var run: [UInt8] = []
-        func endRun() {
-            if run.first != UInt8(ascii: "."), let dot = run.firstIndex(of: UInt8(ascii: ".")) {
-                written += run[(dot + 1)...]
-            } else {
-                written += run
-            }
-            run = []
-        }
-        for byte in readable(String(reflecting: type)).utf8 {
+        var written: [UInt8] = [], run: [UInt8] = []
+        // A space at the end ends the last run; it is dropped again below.
+        for byte in readable(String(reflecting: type)).utf8 + [UInt8(ascii: " ")] {
             let isWord = byte >= 0x80 || "_.$".utf8.contains(byte) || (0x30...0x39).contains(byte)
                 || (0x61...0x7A).contains(byte | 0x20)
             if isWord {
                 run.append(byte)
-            } else {
-                endRun()
-                written.append(byte)
+                continue
             }
+            // The run ends: it keeps what follows its module's name, if it starts with one.
+            let dot = run.first == UInt8(ascii: ".") ? nil : run.firstIndex(of: UInt8(ascii: "."))
+            written += run[(dot.map { $0 + 1 } ?? 0)...] + [byte]
+            run = []
         }
-        endRun()
-        return String(decoding: written, as: UTF8.self)
+        return String(decoding: written.dropLast(), as: UTF8.self)
     }
 
     /// `name` without the runtime's "(unknown context at $…)." segments, which name an address, not a place.
     static func readable(_ name: String) -> String {
-        let marker = Array("(unknown context at ".utf8)
-        let bytes = Array(name.utf8)
-        var kept: [UInt8] = []
-        kept.reserveCapacity(bytes.count)
-        var index = 0
-        while index < bytes.count {
-            if bytes[index] == marker[0], bytes[index...].starts(with: marker),
-               let close = bytes[index...].firstIndex(of: UInt8(ascii: ")")) {
-                index = close + 1
-                if index < bytes.count, bytes[index] == UInt8(ascii: ".") { index += 1 }
-                continue
+        // Each part after a "(" that opens such a segment keeps what follows its ")", and its "." if any.
+        let parts = name.utf8.split(separator: UInt8(ascii: "("), omittingEmptySubsequences: false)
+        var kept = Array(parts[0])
+        for part in parts.dropFirst() {
+            if part.starts(with: "unknown context at ".utf8), let close = part.firstIndex(of: UInt8(ascii: ")")) {
+                let rest = part[part.index(after: close)...]
+                kept += rest.first == UInt8(ascii: ".") ? rest.dropFirst() : rest
+            } else {
+                kept += [UInt8(ascii: "(")] + part
             }
-            kept.append(bytes[index])
-            index += 1
         }
         return String(decoding: kept, as: UTF8.self)
     }
 
     /// `type`, named `name`, as an expression prefix for `.self` in a suggested fix: `(any P)` for a
-    /// protocol (existential) type, as Swift 6 code spells it; else ``literal(_:)``.
+    /// protocol (existential) type, as Swift 6 code spells it; `(name)` for a function type, or a name with
+    /// a space; else `name`.
     static func literal(_ type: Any.Type, named name: String) -> String {
         // An existential's metatype prints as `P.Protocol`; a concrete type's as `T.Type`.
         let isExistential = String(describing: Swift.type(of: type)).hasSuffix(".Protocol")
-        return isExistential && name != "Any" && name != "AnyObject" ? "(any \(name))" : literal(name)
-    }
-
-    /// `name` as an expression prefix for `.self`: function types need parentheses.
-    static func literal(_ name: String) -> String {
+        if isExistential && name != "Any" && name != "AnyObject" { return "(any \(name))" }
         // Character by character: `String.contains(_: some StringProtocol)` needs iOS 16 without Foundation.
         let isFunction = zip(name, name.dropFirst()).contains { $0 == "-" && $1 == ">" }
         return isFunction || name.contains(" ") ? "(\(name))" : name

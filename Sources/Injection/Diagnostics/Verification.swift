@@ -21,9 +21,7 @@ final class Verification: Sendable {
     /// Resolves each of `types` with `resolve` on worker threads; returns every problem found, once each.
     func run(_ types: [AnyType], resolve: @escaping @Sendable (AnyType) -> InjectionError?) -> [InjectionError] {
         progress.withLock {
-            $0.pending = types.reversed()
-            $0.remaining = types.count
-            $0.resolve = Unchecked(resolve)
+            ($0.pending, $0.remaining, $0.resolve) = (types.reversed(), types.count, Unchecked(resolve))
         }
         if !types.isEmpty { startWorker() }
         progress.wait { $0.remaining == 0 }
