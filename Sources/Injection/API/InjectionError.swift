@@ -39,37 +39,43 @@ public struct InjectionError: Error, CustomStringConvertible, Sendable {
     }
 
     /// The category of the failure.
-    public var kind: Kind { storage.fields.kind }
+    public var kind: Kind { storage.kind }
     /// The readable name of the type that could not be resolved.
-    public var typeName: String { storage.fields.typeName }
+    public var typeName: String { storage.typeName }
     /// The types being resolved, outermost first, ending with ``typeName``; for a cycle, the cycle itself.
-    public var chain: [String] { storage.fields.chain }
+    public var chain: [String] { storage.chain }
     /// The error a factory threw, for ``Kind/factoryFailed``.
-    public var underlyingError: (any Error)? { storage.fields.underlyingError }
+    public var underlyingError: (any Error)? { storage.underlyingError }
     /// For ``Kind/verificationFailed``: every problem found, one error each; otherwise empty.
-    public var problems: [InjectionError] { storage.fields.problems }
+    public var problems: [InjectionError] { storage.problems }
     /// The full message: starts with `Injection:`, names the type and the chain, and says how to fix it.
-    public var description: String { storage.fields.description }
+    public var description: String { storage.description }
 
     /// All of it, in one object: the error is one word, so a resolve's result (its value or this error)
     /// moves through the resolver in registers, where nine words went through the runtime's generic
     /// copies of `Result`.
     private let storage: Storage
 
-    private typealias Fields = (
-        kind: Kind, typeName: String, chain: [String], underlyingError: (any Error)?, problems: [InjectionError],
-        description: String)
-
+    // Not one tuple field: the optimizer of Swift 6.3.1 crashes on it ("Found ownership error", in
+    // `InjectionManager.fail`), in release builds only.
     private final class Storage: Sendable {
-        let fields: Fields
-        init(_ fields: Fields) { self.fields = fields }
+        let kind: Kind, typeName: String, chain: [String]
+        let underlyingError: (any Error)?, problems: [InjectionError], description: String
+
+        init(
+            _ kind: Kind, _ typeName: String, _ chain: [String], _ underlyingError: (any Error)?,
+            _ problems: [InjectionError], _ description: String
+        ) {
+            (self.kind, self.typeName, self.chain) = (kind, typeName, chain)
+            (self.underlyingError, self.problems, self.description) = (underlyingError, problems, description)
+        }
     }
 
     init(
         kind: Kind, typeName: String, chain: [String], underlyingError: (any Error)? = nil,
         problems: [InjectionError] = [], description: String
     ) {
-        storage = Storage((kind, typeName, chain, underlyingError, problems, description))
+        storage = Storage(kind, typeName, chain, underlyingError, problems, description)
     }
 
     /// An error about `type`, met while resolving `chain`. `message` gets the type's readable name and, for
