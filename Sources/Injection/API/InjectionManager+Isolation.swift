@@ -16,11 +16,30 @@ extension InjectionManager {
     ///
     /// > Warning: The binding is task-local. Child tasks inherit it, but work sent elsewhere outside
     /// > structured concurrency (`DispatchQueue.async`, `Thread`) sees the process-wide container:
-    /// > capture `container` and call ``InjectionContainer/resolve(_:isolation:)-(Value.Type,_)`` there, or bind it again.
+    /// > wrap it in ``bound(_:)``, or capture `container` and call
+    /// > ``InjectionContainer/resolve(_:isolation:)-(Value.Type,_)`` there.
     public static func withContainer<Result, Failure: Error>(
         _ container: InjectionContainer, operation: () throws(Failure) -> Result
     ) throws(Failure) -> Result {
         try Binding.withContainer(container, operation)
+    }
+
+    /// Returns `body` bound to the container that is current now: wherever and whenever it runs (a
+    /// `DispatchQueue`, a `Thread`, a callback, after this scope has ended), its `Inject()` and
+    /// `InjectionManager` calls act on that container.
+    ///
+    /// ```swift
+    /// DispatchQueue.global().async(execute: InjectionManager.bound {
+    ///     self.avatar = Inject((any AvatarAPI).self).fetch(user)
+    /// })
+    /// ```
+    /// Tasks need none of this: a `Task` made in async code inherits the container. Work sent outside
+    /// structured concurrency does not, and without `bound` resolves from the process-wide container: in a
+    /// test, the live service instead of the test's mock. The closure keeps the container alive until it is
+    /// released.
+    public static func bound<Result>(_ body: @escaping @Sendable () -> Result) -> @Sendable () -> Result {
+        let container = currentContainer
+        return { withContainer(container, operation: body) }
     }
 
     /// Runs the async `operation` with `container` as the ``currentContainer`` of the current task
