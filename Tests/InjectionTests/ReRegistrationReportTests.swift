@@ -73,6 +73,27 @@ struct ReRegistrationReportTests {
         }
     }
 
+    @Test("a container's own diagnosticsHandler receives its reports, and the process-wide handler does not")
+    func perContainerHandler() throws {
+        try withRecordedDiagnostics { processWide in
+            let container = try containerWithACachedDependent()
+            let own = DiagnosticLines()
+            container.diagnosticsHandler = { own.append($0) }
+            container.register(StaleUserSession.self) { StaleUserSession() }
+            #expect(own.about("StaleUserSession").count == 1)
+            #expect(processWide.about("StaleUserSession").isEmpty)
+            // A container with no handler of its own, and a copy of one that has, report to the process.
+            let other = try containerWithACachedDependent()
+            other.register(StaleUserSession.self) { StaleUserSession() }
+            let copy = InjectionContainer(copying: container)
+            #expect(copy.diagnosticsHandler == nil)
+            #expect(processWide.about("StaleUserSession").count == 1)
+            #expect(own.about("StaleUserSession").count == 1)
+            container.diagnosticsHandler = nil
+            #expect(container.diagnosticsHandler == nil)
+        }
+    }
+
     @Test("inside resetCurrentContainer { }, or with nothing cached that depends on it, nothing is reported")
     func correctReRegistrationIsSilent() throws {
         try withRecordedDiagnostics { lines in

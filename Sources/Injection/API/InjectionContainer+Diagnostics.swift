@@ -93,7 +93,29 @@ extension InjectionContainer {
         return InjectionGraph(registered: registered, edges: observations.withLock { $0.edges }, names: names)
     }
 
-    /// Tells ``InjectionManager/diagnosticsHandler`` (once per type) that `type` was registered again,
+    /// Where this container reports mistakes that are not errors, one line per finding, starting with
+    /// `Injection:`; `nil` (the default) reports them to the process-wide
+    /// ``InjectionManager/diagnosticsHandler``.
+    ///
+    /// ```swift
+    /// let reports = Reports()   // your collector
+    /// InjectionManager.currentContainer.diagnosticsHandler = { reports.append($0) }
+    /// ```
+    /// A test that sets it on its own container (`InjectionManager.currentContainer` under
+    /// `.isolatedInjection`) receives that container's reports only, never those of tests running beside it.
+    /// A copy of a container (`InjectionContainer(copying:)`) starts with none.
+    public var diagnosticsHandler: (@Sendable (String) -> Void)? {
+        get { observations.withLock { $0.handler } }
+        set {
+            var replaced = newValue  // Released after unlocking: what it captures may run code in its deinit.
+            observations.withLock { swap(&$0.handler, &replaced) }
+        }
+    }
+
+    /// Reports `line` to this container's handler, else to the process-wide one.
+    func report(_ line: String) { (diagnosticsHandler ?? InjectionManager.diagnosticsHandler)(line) }
+
+    /// Tells the diagnostics handler (once per type) that `type` was registered again,
     /// outside a reset block, while cached instances that were built with the old one are still cached.
     func reportStaleDependents(of type: AnyType) {
         let edges = observations.withLock { $0.edges }
@@ -121,19 +143,19 @@ extension InjectionContainer {
         // A builder's registration takes the model: `register(B.self) { builder in ... }`.
         let (held, closure) = type.isBuilder
             ? ("what the old one built", "{ builder in ... }") : ("the old one", "{ ... }")
-        InjectionManager.diagnosticsHandler("""
+        report("""
             Injection: \(name) was registered again while cached instances still hold \(held): \(holders). \
             They keep it until the next reset. Register it inside a reset, so they are rebuilt too: \
             resetCurrentContainer { register(\(TypeNames.literal(type.type, named: name)).self) \(closure) }
             """)
     }
 
-    /// Tells ``InjectionManager/diagnosticsHandler`` that `call` (as written: `.postConstruction { }`) on a
+    /// Tells the diagnostics handler that `call` (as written: `.postConstruction { }`) on a
     /// handle of `type`'s registration did nothing: `type` was registered again, or unregistered, since the
     /// `register` call that returned the handle.
     func reportStaleHandle(of type: AnyType, call: String) {
         let name = names.name(type)
-        InjectionManager.diagnosticsHandler("""
+        report("""
             Injection: \(call) on a stale handle of \(name) did nothing: \(name) was registered again, or \
             unregistered, after the register call that returned the handle. Chain it on the latest register \
             call: register(\(TypeNames.literal(type.type, named: name)).self) { ... }\(call)

@@ -24,10 +24,11 @@ public final class InjectionContainer: @unchecked Sendable {
     let names: TypeNames
     /// What was observed for diagnostics: "A needs B", recorded whenever a factory that records edges
     /// resolves something; weak references to evicted instances, for `liveInstancesFromPreviousScopes()`;
-    /// whether to keep those; the types whose stale dependents were reported (each is reported once).
+    /// whether to keep those; the types whose stale dependents were reported (each is reported once); the
+    /// container's own `diagnosticsHandler`.
     let observations = LockedState((
         edges: Set<InjectionGraph._Edge>(), retired: [WeakReference](), tracksEvictions: _isDebugAssertConfiguration(),
-        reportedStale: Set<AnyType>()))
+        reportedStale: Set<AnyType>(), handler: (@Sendable (String) -> Void)?.none))
     /// Set on the throwaway copy that `verify()` resolves in.
     let verification: Verification?
     /// Points where a test acts while a synchronous resolve starts waiting for another's build: before it

@@ -60,7 +60,9 @@ public enum InjectionManager {
     /// `.postConstruction` or `.implements` called on a stale ``InjectionRegistration`` (its type was
     /// registered again since), which does nothing. The call that found the mistake calls it
     /// synchronously. By default it prints the line to standard error in debug builds and does nothing in
-    /// release builds. Tests can install a handler that records.
+    /// release builds. Tests can install a handler that records; a container's own
+    /// ``InjectionContainer/diagnosticsHandler``, if set, gets that container's reports instead (a test's
+    /// container, so parallel tests do not see each other's).
     public static var diagnosticsHandler: @Sendable (String) -> Void {
         get { handler.withLock { $0.value } }
         set {

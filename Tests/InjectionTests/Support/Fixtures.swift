@@ -280,7 +280,7 @@ final class SizedStackThread: @unchecked Sendable {
 final class DiagnosticLines: @unchecked Sendable {  // Its state: under `lock`.
     private let lock = NSLock()
     private var lines: [String] = []
-    fileprivate func append(_ line: String) { lock.withLock { lines.append(line) } }
+    func append(_ line: String) { lock.withLock { lines.append(line) } }
     var all: [String] { lock.withLock { lines } }
     /// The lines about `marker`: tests of other suites may report their own types meanwhile.
     func about(_ marker: String) -> [String] { all.filter { $0.contains(marker) } }
