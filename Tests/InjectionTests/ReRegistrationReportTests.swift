@@ -53,6 +53,20 @@ private final class StaleDeck: Sendable {
     init() { card = StaleCardBuilder().build() }
 }
 
+private final class DiagLoneAPI: Sendable {}
+private protocol DiagLoneScreen: Sendable {}
+private struct DiagLoneScreenModel: Builder, Sendable { typealias BuildResult = any DiagLoneScreen }
+/// A screen whose implementation injects the service.
+private final class DiagLoneScreenImpl: DiagLoneScreen, Buildable {
+    let api: DiagLoneAPI
+    init(builder: DiagLoneScreenModel) { api = Inject() }
+}
+/// Cached, and builds a screen in its factory: through the builder, it holds the screen's service.
+private final class DiagScreenHolder: Sendable {
+    let screen: any DiagLoneScreen
+    init() { screen = DiagLoneScreenModel().build() }
+}
+
 @Suite("Re-registration reports", .serialized)
 struct ReRegistrationReportTests {
     @Test("re-registering a type that cached instances hold is reported once, naming them and the fix")
@@ -92,6 +106,33 @@ struct ReRegistrationReportTests {
             container.diagnosticsHandler = nil
             #expect(container.diagnosticsHandler == nil)
         }
+    }
+
+    @Test("a builder is no holder: a screen built at top level, whose implementation injects the service, is not reported")
+    func builderIsNoHolder() throws {
+        let container = InjectionContainer()
+        let lines = DiagnosticLines()
+        container.diagnosticsHandler = { lines.append($0) }
+        container.register(DiagLoneAPI.self) { DiagLoneAPI() }
+        container.register(DiagLoneScreenModel.self, building: DiagLoneScreenImpl.self)
+        _ = try InjectionManager.withContainer(container) { try InjectionManager.build(DiagLoneScreenModel()) }
+        container.register(DiagLoneAPI.self) { DiagLoneAPI() }
+        #expect(lines.all == [], "nothing cached holds DiagLoneAPI: the screen was handed out, not cached")
+    }
+
+    @Test("a cached instance that built through a builder is named as the holder, not the builder")
+    func holderThroughBuilderIsNamed() throws {
+        let container = InjectionContainer()
+        let lines = DiagnosticLines()
+        container.diagnosticsHandler = { lines.append($0) }
+        container.register(DiagLoneAPI.self) { DiagLoneAPI() }
+        container.register(DiagLoneScreenModel.self, building: DiagLoneScreenImpl.self)
+        container.register(DiagScreenHolder.self) { DiagScreenHolder() }
+        _ = try container.resolve(DiagScreenHolder.self)
+        container.register(DiagLoneAPI.self) { DiagLoneAPI() }
+        let report = try #require(lines.all.first)
+        #expect(lines.all.count == 1)
+        #expect(report.contains("still hold the old one: DiagScreenHolder."), "\(report)")
     }
 
     @Test("inside resetCurrentContainer { }, or with nothing cached that depends on it, nothing is reported")

@@ -120,18 +120,19 @@ extension InjectionContainer {
     func reportStaleDependents(of type: AnyType) {
         let edges = observations.withLock { $0.edges }
         guard edges.contains(where: { $0.to == type }) else { return }
-        // Holders reach the type directly, or through types that keep nothing (transients, such as an
-        // `implements` alias), which are followed to whoever cached them.
+        // Holders reach the type directly, or through what keeps no instance of its own: transients (such as
+        // an `implements` alias) and builders (whose registration keeps only its closure, and whose builds are
+        // handed out), which are followed to whoever cached what they made.
         var keptAlive: [AnyObject] = []  // Live weak instances, released after unlocking.
         defer { _ = keptAlive }
         let cached = state.withLock { state -> [AnyType] in
             var holders: [AnyType] = [], seen: Set<AnyType> = [type], frontier = [type]
             while let reached = frontier.popLast() {
                 for edge in edges where edge.to == reached && seen.insert(edge.from).inserted {
-                    if state.hasLiveInstance(edge.from, keepingAliveIn: &keptAlive) {
-                        holders.append(edge.from)
-                    } else if state[edge.from]?.lifetime == .transient {
+                    if edge.from.isBuilder || state[edge.from]?.lifetime == .transient {
                         frontier.append(edge.from)
+                    } else if state.hasLiveInstance(edge.from, keepingAliveIn: &keptAlive) {
+                        holders.append(edge.from)
                     }
                 }
             }
