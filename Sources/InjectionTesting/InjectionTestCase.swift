@@ -24,9 +24,22 @@ open class InjectionTestCase: XCTestCase {
     /// The container the running test resolves from; a new one for every test.
     public private(set) var container = InjectionContainer()
 
+    /// Whether a test that builds a service from the copied launch registrations, instead of registering its
+    /// own, fails: one failure per type, naming the type and the test, and the test goes on with the instance,
+    /// built in its own container. `false` unless a subclass overrides it, as Swift Testing's
+    /// `.isolatedInjection(strict: true)` does.
+    ///
+    /// ```swift
+    /// final class CheckoutTests: InjectionTestCase {
+    ///     override class var strictIsolation: Bool { true }
+    /// }
+    /// ```
+    open class var strictIsolation: Bool { false }
+
     /// Runs the test with a fresh copy of the process-wide container bound to it.
     override open func invokeTest() {
-        container = InjectionContainer(copying: InjectionManager.sharedContainer, testName: name)
+        let report: (@Sendable (String) -> Void)? = Self.strictIsolation ? { @Sendable message in XCTFail(message) } : nil
+        container = InjectionContainer(copying: InjectionManager.sharedContainer, testName: name, strict: report)
         InjectionManager.withContainer(container) {
             super.invokeTest()
         }

@@ -19,19 +19,28 @@ public import Testing
 /// A test that traps in `Inject()` names itself in the message, with how to register the missing mock.
 /// `.isolatedInjection(startingWith: registerLiveServices)` starts each test's container with the
 /// registrations that function makes, so a test registers only what it mocks.
+///
+/// `.isolatedInjection(strict: true)` also fails a test that builds a service from the copied launch
+/// registrations (directly, or as a dependency of what it builds) instead of registering its own: one recorded
+/// issue per type, naming the type and the test, and the test goes on with the instance, built in its own
+/// container. What the test registers, or its own or its suite's `startingWith:` registers, is its own.
 public struct IsolatedInjectionTrait: TestTrait, SuiteTrait, TestScoping {
     /// Registers what each test's container starts with, in that container.
     private let startingWith: (@Sendable () -> Void)?
+    /// Whether a build from the launch registrations records an issue.
+    private let strict: Bool
 
-    /// Creates the trait; usually written `.isolatedInjection`.
-    public init() {
+    /// Creates the trait; usually written `.isolatedInjection` or `.isolatedInjection(strict: true)`.
+    public init(strict: Bool = false) {
         startingWith = nil
+        self.strict = strict
     }
 
     /// Creates the trait with registrations each test starts with; usually written
     /// `.isolatedInjection(startingWith:)`.
-    public init(startingWith register: @escaping @Sendable () -> Void) {
+    public init(startingWith register: @escaping @Sendable () -> Void, strict: Bool = false) {
         startingWith = register
+        self.strict = strict
     }
 
     /// Applies to every test in a suite, not once around the suite.
@@ -45,7 +54,9 @@ public struct IsolatedInjectionTrait: TestTrait, SuiteTrait, TestScoping {
     ) async throws {
         // A copy of the current container: the process-wide one, or, when a suite's trait and a test's own
         // both apply, the suite's copy, so the test keeps what the suite's `startingWith:` registered.
-        let container = InjectionContainer(copying: InjectionManager.currentContainer, testName: "\"\(test.displayName ?? test.name)\"")
+        let report: (@Sendable (String) -> Void)? = strict ? { @Sendable message in Issue.record(Comment(rawValue: message)) } : nil
+        let container = InjectionContainer(
+            copying: InjectionManager.currentContainer, testName: "\"\(test.displayName ?? test.name)\"", strict: report)
         try await InjectionManager.withContainer(container) {
             startingWith?()
             try await function()
@@ -70,5 +81,22 @@ extension Trait where Self == IsolatedInjectionTrait {
     /// ```
     public static func isolatedInjection(startingWith register: @escaping @Sendable () -> Void) -> Self {
         Self(startingWith: register)
+    }
+
+    /// Gives each test its own copy of the process-wide registrations; with `strict`, a test that builds a
+    /// service from them instead of registering its own fails with an issue (see ``IsolatedInjectionTrait``).
+    ///
+    /// ```swift
+    /// @Suite(.isolatedInjection(strict: true))
+    /// struct CheckoutTests { ... }   // a forgotten mock is a failed test, not a call to the live service
+    /// ```
+    public static func isolatedInjection(strict: Bool) -> Self { Self(strict: strict) }
+
+    /// ``isolatedInjection(startingWith:)``, with `strict` as in ``isolatedInjection(strict:)``: what `register`
+    /// registers is the test's own.
+    public static func isolatedInjection(
+        startingWith register: @escaping @Sendable () -> Void, strict: Bool
+    ) -> Self {
+        Self(startingWith: register, strict: strict)
     }
 }

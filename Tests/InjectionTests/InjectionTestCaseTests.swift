@@ -30,10 +30,50 @@ final class InjectionTestCaseTests: InjectionTestCase {
         XCTAssertEqual(container.testName, name, "a trap in this test names it")
     }
 
+    func testStrictIsolationIsOffByDefault() {
+        XCTAssertFalse(Self.strictIsolation)
+    }
+
     func testAsyncTestsSeeTheContainerToo() async throws {
         InjectionManager.register(FirstOnly.self) { FirstOnly() }
         let fromChild = await Task { InjectionManager.isRegistered(FirstOnly.self) }.value
         XCTAssertTrue(fromChild)
+    }
+}
+
+private final class StrictXCLaunch: Sendable {}
+private final class StrictXCOwn: Sendable {}
+
+/// `strictIsolation`: building a launch service fails the test once per type; the failures are caught here.
+final class StrictInjectionTestCaseTests: InjectionTestCase {
+    override class var strictIsolation: Bool { true }
+    private var strictFailures: [String] = []
+
+    override func invokeTest() {
+        InjectionManager.sharedContainer.register(StrictXCLaunch.self) { StrictXCLaunch() }   // "at launch"
+        super.invokeTest()
+    }
+
+    override func recordFailure(withDescription description: String, inFile filePath: String, atLine lineNumber: Int, expected: Bool) {
+        guard description.contains("Injection: StrictXCLaunch") else {
+            return super.recordFailure(withDescription: description, inFile: filePath, atLine: lineNumber, expected: expected)
+        }
+        strictFailures.append(description)
+    }
+
+    func testBuildingALaunchServiceFailsOncePerType() throws {
+        let first = try InjectionManager.resolve(StrictXCLaunch.self)   // the throwing API returns it
+        XCTAssertTrue(Inject(StrictXCLaunch.self) === first)
+        XCTAssertEqual(strictFailures.count, 1, "\(strictFailures)")
+        XCTAssertTrue(strictFailures.first?.contains(name) == true, "names the test")
+    }
+
+    func testOwnRegistrationIsQuiet() {
+        InjectionManager.register(StrictXCLaunch.self) { StrictXCLaunch() }
+        InjectionManager.register(StrictXCOwn.self) { StrictXCOwn() }
+        _ = Inject(StrictXCLaunch.self)
+        _ = Inject(StrictXCOwn.self)
+        XCTAssertEqual(strictFailures, [])
     }
 }
 #endif

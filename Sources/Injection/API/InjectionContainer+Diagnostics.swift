@@ -151,6 +151,18 @@ extension InjectionContainer {
             """)
     }
 
+    /// Reports, once per type, that a strict test's container builds `type` from the launch registrations.
+    func reportLaunchRegistration(_ type: AnyType, report: @Sendable (String) -> Void) {
+        guard observations.withLock({ $0.reportedLaunch.insert(type).inserted }) else { return }
+        let name = names.name(type)
+        report("""
+            Injection: \(name) was built from the app's launch registrations in the test \(testName ?? "?"), which \
+            isolates strictly. Register a mock for it in the test, before it is resolved: \
+            InjectionManager.register(\(TypeNames.literal(type.type, named: name)).self) { ... }, or in the \
+            registrations the test starts with: .isolatedInjection(startingWith:strict:).
+            """)
+    }
+
     /// Tells the diagnostics handler that `call` (as written: `.postConstruction { }`) on a
     /// handle of `type`'s registration did nothing: `type` was registered again, or unregistered, since the
     /// `register` call that returned the handle.

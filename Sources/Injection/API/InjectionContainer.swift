@@ -28,7 +28,7 @@ public final class InjectionContainer: @unchecked Sendable {
     /// container's own `diagnosticsHandler`.
     let observations = LockedState((
         edges: Set<InjectionGraph._Edge>(), retired: [WeakReference](), tracksEvictions: _isDebugAssertConfiguration(),
-        reportedStale: Set<AnyType>(), handler: (@Sendable (String) -> Void)?.none))
+        reportedStale: Set<AnyType>(), handler: (@Sendable (String) -> Void)?.none, reportedLaunch: Set<AnyType>()))
     /// Set on the throwaway copy that `verify()` resolves in.
     let verification: Verification?
     /// Points where a test acts while a synchronous resolve starts waiting for another's build: before it
@@ -39,6 +39,9 @@ public final class InjectionContainer: @unchecked Sendable {
     public let defaultLifetime: InjectionLifetime
     /// The test this container was made for (by `InjectionTesting`), named in trap messages.
     package let testName: String?
+    /// A strict test's: the launch registrations (the process-wide container's when the test's copy was made,
+    /// kept alive so their identities stay theirs), and where a build of one is reported.
+    let strict: (launch: [ObjectIdentifier: Registration], report: @Sendable (String) -> Void)?
 
     /// Creates an empty container.
     ///
@@ -52,6 +55,7 @@ public final class InjectionContainer: @unchecked Sendable {
         verification = nil
         self.defaultLifetime = defaultLifetime
         testName = nil
+        strict = nil
         names = TypeNames(state)
     }
 
@@ -72,14 +76,25 @@ public final class InjectionContainer: @unchecked Sendable {
     /// edges, and shows an `implements` alias with its primary's lifetime, as the original's does.
     public convenience init(copying other: InjectionContainer) { self.init(copying: other, verification: nil) }
 
-    /// A copy of `other` for the test `testName` (`InjectionTesting`'s isolation), which traps name.
-    package convenience init(copying other: InjectionContainer, testName: String) {
-        self.init(copying: other, verification: nil, testName: testName)
+    /// A copy of `other` for the test `testName` (`InjectionTesting`'s isolation), which traps name. With
+    /// `strict`, a build of a launch registration (one the process-wide container has now) is reported there,
+    /// once per type; a copy of a strict container is strict too.
+    package convenience init(
+        copying other: InjectionContainer, testName: String, strict: (@Sendable (String) -> Void)? = nil
+    ) {
+        self.init(copying: other, verification: nil, testName: testName, strict: strict)
     }
 
-    init(copying other: InjectionContainer, verification: Verification?, testName: String? = nil) {
+    init(
+        copying other: InjectionContainer, verification: Verification?, testName: String? = nil,
+        strict report: (@Sendable (String) -> Void)? = nil
+    ) {
         self.verification = verification
         self.testName = testName ?? other.testName
+        strict = report.map { report in
+            let launch = InjectionManager.sharedContainer.state.withLock { $0.registrations }
+            return (Dictionary(launch.map { (ObjectIdentifier($0), $0) }) { first, _ in first }, report)
+        } ?? other.strict
         defaultLifetime = other.defaultLifetime
         names = TypeNames(state)
         let copied = other.state.withLock { ContainerState(registrationsOf: $0) }

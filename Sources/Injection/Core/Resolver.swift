@@ -172,6 +172,11 @@ extension InjectionContainer {
             }
             return claim
         }
+        // A strict test's build of a launch registration: reported once unlocked (the report runs test code).
+        if let strict, case .build(let registration, _, _, _, _) = claim,
+           strict.launch[ObjectIdentifier(registration)] != nil {
+            reportLaunchRegistration(requested, report: strict.report)
+        }
         switch claim {
         case .notRegistered: throw .notRegistered(requested, chain: chain(parent, then: requested), names: names)
         case .cycle: throw cycle(requested, path: (parent?.path(from: requested, in: id) ?? []) + [requested])

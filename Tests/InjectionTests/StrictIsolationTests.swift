@@ -1,0 +1,109 @@
+import Foundation
+import Injection
+import InjectionTesting
+import Testing
+
+// `.isolatedInjection(strict: true)`: a test that resolves a service whose registration came only from the
+// copied launch registrations fails with one recorded issue per type, naming the type and the test, and the
+// run goes on; the instance is built in the test's own container. What the test or its `startingWith:`
+// registered is its own. These tests register "launch" services in the process-wide container, so they take
+// turns with each other (one serialized suite) and use types no other test registers.
+
+private final class StrictLaunchService: Sendable {
+    let serial: Int
+    init(serial: Int) { self.serial = serial }
+}
+private final class StrictDependent: Sendable {
+    let service: StrictLaunchService
+    init() { service = Inject() }
+}
+private final class StrictOwnService: Sendable {}
+private final class StrictStarted: Sendable {}
+
+private let launchBuilds = Counter()
+
+/// The launch registrations these tests see: registered once in the process-wide container.
+private let registerLaunchServices: Void = {
+    InjectionManager.sharedContainer.register(StrictLaunchService.self) { StrictLaunchService(serial: launchBuilds.increment()) }
+    InjectionManager.sharedContainer.register(StrictDependent.self) { StrictDependent() }
+}()
+
+/// Runs `body` in a strict test's scope, as `.isolatedInjection(strict: true)` gives it to a test, and returns
+/// the issues it recorded (which are expected, so they do not fail this test).
+private func recordedIssues(startingWith: (@Sendable () -> Void)? = nil, _ body: @escaping @Sendable () async throws -> Void) async throws -> [String] {
+    _ = registerLaunchServices
+    let trait: IsolatedInjectionTrait = startingWith.map { .isolatedInjection(startingWith: $0, strict: true) }
+        ?? .isolatedInjection(strict: true)
+    let recorded = Collector<String>()
+    try await withKnownIssue(isIntermittent: true) {
+        try await trait.provideScope(for: Test.current!, testCase: Test.Case.current, performing: body)
+    } matching: { issue in
+        recorded.append(issue.comments.map(\.rawValue).joined(separator: " "))
+        return true
+    }
+    return recorded.values
+}
+
+@Suite("Strict isolation", .serialized)
+struct StrictIsolationTests {
+    @Test("resolving a launch service records one issue per type, naming the type, the test and the fix; the run goes on")
+    func launchServiceIsReported() async throws {
+        let issues = try await recordedIssues {
+            let first = try InjectionManager.resolve(StrictLaunchService.self)   // the throwing API returns it
+            let again: StrictLaunchService = Inject()
+            #expect(first === again)
+            _ = Inject(StrictDependent.self)   // its own issue; its dependency is already reported
+        }
+        #expect(issues.count == 2, "\(issues)")
+        let service = try #require(issues.first { $0.contains("StrictLaunchService") })
+        #expect(service.hasPrefix("Injection: StrictLaunchService"))
+        #expect(service.contains("resolving a launch service records one issue per type"))
+        #expect(service.contains("InjectionManager.register(StrictLaunchService.self)"))
+        #expect(issues.contains { $0.contains("StrictDependent") })
+    }
+
+    @Test("a dependency that something the test builds resolves is reported too")
+    func dependencyIsReported() async throws {
+        let issues = try await recordedIssues {
+            InjectionManager.register(StrictDependent.self) { StrictDependent() }   // the test's own
+            _ = Inject(StrictDependent.self)
+        }
+        #expect(issues.count == 1, "\(issues)")
+        #expect(issues.first?.contains("StrictLaunchService") == true)
+    }
+
+    @Test("what the test or its startingWith: registered is its own: nothing is recorded")
+    func ownRegistrationsAreQuiet() async throws {
+        let issues = try await recordedIssues(startingWith: {
+            InjectionManager.register(StrictLaunchService.self) { StrictLaunchService(serial: -1) }
+        }) {
+            InjectionManager.register(StrictOwnService.self) { StrictOwnService() }
+            _ = Inject(StrictOwnService.self)
+            #expect(Inject(StrictLaunchService.self).serial == -1)
+        }
+        #expect(issues == [])
+    }
+
+    @Test("without strict, the copied launch registrations are used quietly")
+    func notStrictIsQuiet() async throws {
+        _ = registerLaunchServices
+        let recorded = Collector<String>()
+        try await IsolatedInjectionTrait.isolatedInjection.provideScope(for: Test.current!, testCase: Test.Case.current) {
+            recorded.append("\(Inject(StrictLaunchService.self).serial)")
+        }
+        #expect(recorded.values.count == 1)
+    }
+
+    @Test("parallel strict tests each build their own instance, never the process-wide one")
+    func parallelStrictTestsBuildTheirOwn() async throws {
+        _ = registerLaunchServices
+        let serials = Collector<Int>()
+        try await withThrowingTaskGroup(of: [String].self) { group in
+            for _ in 0..<4 {
+                group.addTask { try await recordedIssues { serials.append(Inject(StrictLaunchService.self).serial) } }
+            }
+            for try await issues in group { #expect(issues.count == 1) }
+        }
+        #expect(Set(serials.values).count == 4, "one instance per test: \(serials.values)")
+    }
+}
