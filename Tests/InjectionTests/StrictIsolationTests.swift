@@ -19,24 +19,29 @@ private final class StrictDependent: Sendable {
 }
 private final class StrictOwnService: Sendable {}
 private final class StrictStarted: Sendable {}
+private final class StrictEscaped: Sendable {}
 
 private let launchBuilds = Counter()
 
-/// The launch registrations these tests see: registered once in the process-wide container.
-private let registerLaunchServices: Void = {
-    InjectionManager.sharedContainer.register(StrictLaunchService.self) { StrictLaunchService(serial: launchBuilds.increment()) }
-    InjectionManager.sharedContainer.register(StrictDependent.self) { StrictDependent() }
+/// The app's launch registrations, as these tests see them: a container that stands in for the process-wide one
+/// (which other tests copy meanwhile), bound around each test's scope as the trait's copy source.
+private let launchContainer: InjectionContainer = {
+    let container = InjectionContainer()
+    container.register(StrictLaunchService.self) { StrictLaunchService(serial: launchBuilds.increment()) }
+    container.register(StrictDependent.self) { StrictDependent() }
+    return container
 }()
 
-/// Runs `body` in a strict test's scope, as `.isolatedInjection(strict: true)` gives it to a test, and returns
-/// the issues it recorded (which are expected, so they do not fail this test).
+/// Runs `body` in a strict test's scope, as `.isolatedInjection(strict: true)` gives it to a test, copied from
+/// ``launchContainer``; returns the issues it recorded (which are expected, so they do not fail this test).
 private func recordedIssues(startingWith: (@Sendable () -> Void)? = nil, _ body: @escaping @Sendable () async throws -> Void) async throws -> [String] {
-    _ = registerLaunchServices
     let trait: IsolatedInjectionTrait = startingWith.map { .isolatedInjection(startingWith: $0, strict: true) }
         ?? .isolatedInjection(strict: true)
     let recorded = Collector<String>()
     try await withKnownIssue(isIntermittent: true) {
-        try await trait.provideScope(for: Test.current!, testCase: Test.Case.current, performing: body)
+        try await InjectionManager.withContainer(launchContainer) {
+            try await trait.provideScope(for: Test.current!, testCase: Test.Case.current, performing: body)
+        }
     } matching: { issue in
         recorded.append(issue.comments.map(\.rawValue).joined(separator: " "))
         return true
@@ -86,17 +91,41 @@ struct StrictIsolationTests {
 
     @Test("without strict, the copied launch registrations are used quietly")
     func notStrictIsQuiet() async throws {
-        _ = registerLaunchServices
         let recorded = Collector<String>()
-        try await IsolatedInjectionTrait.isolatedInjection.provideScope(for: Test.current!, testCase: Test.Case.current) {
-            recorded.append("\(Inject(StrictLaunchService.self).serial)")
+        try await InjectionManager.withContainer(launchContainer) {
+            try await IsolatedInjectionTrait.isolatedInjection.provideScope(for: Test.current!, testCase: Test.Case.current) {
+                recorded.append("\(Inject(StrictLaunchService.self).serial)")
+            }
         }
         #expect(recorded.values.count == 1)
     }
 
+    @Test("while a strict test runs, a resolve bound to no container is reported to the process-wide handler once per type, naming InjectionManager.bound")
+    func escapeIsReported() throws {
+        // StrictEscaped is registered nowhere (registering it in the process-wide container would show in the
+        // copies other tests make meanwhile); the report comes before the lookup, so it is made all the same.
+        let resolved = Collector<Bool>()
+        let lines = withRecordedDiagnostics { lines in
+            // Work a test sends to threads without binding it: it falls through to the process-wide container.
+            let escape: @Sendable (Int) -> Void = { _ in resolved.append((try? InjectionManager.resolve(StrictEscaped.self)) != nil) }
+            #expect(runOnThreads(2, escape))
+            #expect(lines.about("StrictEscaped").isEmpty, "no strict test container: nothing to report")
+            let strictTest = InjectionContainer(copying: InjectionManager.sharedContainer, testName: "\"escape\"", strict: { _ in })
+            withExtendedLifetime(strictTest) {
+                #expect(runOnThreads(2, escape))
+                #expect(runOnThreads(1, escape))
+            }
+            return lines.about("StrictEscaped")
+        }
+        #expect(resolved.values == [false, false, false, false, false], "the resolves ran, and found nothing")
+        #expect(lines.count == 1, "\(lines)")
+        let line = try #require(lines.first)
+        #expect(line.hasPrefix("Injection: StrictEscaped"))
+        #expect(line.contains("InjectionManager.bound"))
+    }
+
     @Test("parallel strict tests each build their own instance, never the process-wide one")
     func parallelStrictTestsBuildTheirOwn() async throws {
-        _ = registerLaunchServices
         let serials = Collector<Int>()
         try await withThrowingTaskGroup(of: [String].self) { group in
             for _ in 0..<4 {

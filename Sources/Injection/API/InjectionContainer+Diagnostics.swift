@@ -1,3 +1,5 @@
+import _InjectionPlatform
+
 // MARK: - Verification and the dependency graph
 
 extension InjectionContainer {
@@ -148,6 +150,36 @@ extension InjectionContainer {
             Injection: \(name) was registered again while cached instances still hold \(held): \(holders). \
             They keep it until the next reset. Register it inside a reset, so they are rebuilt too: \
             resetCurrentContainer { register(\(TypeNames.literal(type.type, named: name)).self) \(closure) }
+            """)
+    }
+
+    /// How many strict test containers are alive, published (under `strictTests`'s lock) for the slow path of
+    /// code bound to no container, which reads it without a lock. (The pointee is only read and written
+    /// atomically, through the C layer.)
+    nonisolated(unsafe) static let strictTestsAlive = UnsafeMutablePointer<UInt64>.atomicWord()
+    private static let strictTests = LockedState(0)
+
+    /// Adds `change` to the number of strict test containers alive.
+    static func countStrictTest(_ change: Int) {
+        strictTests.withLock { count in
+            count += change
+            _injection_store_u64(strictTestsAlive, UInt64(count))
+        }
+    }
+
+    /// The types reported as resolved by code bound to no container while strict tests ran: once each.
+    private static let reportedEscapes = LockedState(Set<AnyType>())
+
+    /// Reports, once per type for the process, that code bound to no container resolves `type` from the
+    /// process-wide container while a strict test runs: probably work a test sent to a queue or a thread.
+    func reportEscape(of type: AnyType) {
+        guard Self.reportedEscapes.withLock({ $0.insert(type).inserted }) else { return }
+        let name = names.name(type)
+        InjectionManager.diagnosticsHandler("""
+            Injection: \(name) was resolved from the process-wide container by code bound to no container while \
+            strict tests run: probably work a test sent to a DispatchQueue or a Thread, which then sees the app's \
+            registrations instead of the test's. Carry the test's container along: \
+            DispatchQueue.global().async(execute: InjectionManager.bound { ... })
             """)
     }
 

@@ -39,9 +39,11 @@ public final class InjectionContainer: @unchecked Sendable {
     public let defaultLifetime: InjectionLifetime
     /// The test this container was made for (by `InjectionTesting`), named in trap messages.
     package let testName: String?
-    /// A strict test's: the launch registrations (the process-wide container's when the test's copy was made,
-    /// kept alive so their identities stay theirs), and where a build of one is reported.
-    let strict: (launch: [ObjectIdentifier: Registration], report: @Sendable (String) -> Void)?
+    /// A test's container's: the launch registrations, the ones it was copied with (or, copied from another
+    /// test's container, that one's), kept alive so their identities stay theirs; what a test or its
+    /// `startingWith:` registers is not among them. With `report`, the test isolates strictly: a build of a
+    /// launch registration is reported there.
+    let strict: (launch: [ObjectIdentifier: Registration], report: (@Sendable (String) -> Void)?)?
 
     /// Creates an empty container.
     ///
@@ -64,6 +66,7 @@ public final class InjectionContainer: @unchecked Sendable {
         var released: [AnyObject] = []
         ThreadCache.forget(ObjectIdentifier(self), into: &released)
         epochWord.deallocate()
+        if strict?.report != nil { Self.countStrictTest(-1) }
     }
 
     /// Creates a container with the same registrations as `other` and none of its instances.
@@ -91,10 +94,14 @@ public final class InjectionContainer: @unchecked Sendable {
     ) {
         self.verification = verification
         self.testName = testName ?? other.testName
-        strict = report.map { report in
-            let launch = InjectionManager.sharedContainer.state.withLock { $0.registrations }
-            return (Dictionary(launch.map { (ObjectIdentifier($0), $0) }) { first, _ in first }, report)
-        } ?? other.strict
+        if testName != nil {  // A test's copy.
+            let launch = other.strict?.launch ?? Dictionary(
+                other.state.withLock { $0.registrations }.map { (ObjectIdentifier($0), $0) }) { first, _ in first }
+            strict = (launch, report ?? other.strict?.report)
+        } else {
+            strict = verification != nil ? nil : other.strict  // A verification builds everything on purpose.
+        }
+        if strict?.report != nil { Self.countStrictTest(1) }
         defaultLifetime = other.defaultLifetime
         names = TypeNames(state)
         let copied = other.state.withLock { ContainerState(registrationsOf: $0) }

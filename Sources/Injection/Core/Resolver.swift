@@ -173,9 +173,9 @@ extension InjectionContainer {
             return claim
         }
         // A strict test's build of a launch registration: reported once unlocked (the report runs test code).
-        if let strict, case .build(let registration, _, _, _, _) = claim,
-           strict.launch[ObjectIdentifier(registration)] != nil {
-            reportLaunchRegistration(requested, report: strict.report)
+        if let report = strict?.report, case .build(let registration, _, _, _, _) = claim,
+           strict?.launch[ObjectIdentifier(registration)] != nil {
+            reportLaunchRegistration(requested, report: report)
         }
         switch claim {
         case .notRegistered: throw .notRegistered(requested, chain: chain(parent, then: requested), names: names)
@@ -258,7 +258,10 @@ extension InjectionContainer {
 
     /// The synchronous slow path, from the fast path.
     func resolveSlowly(_ requested: AnyType, binding: Binding?, caller: (any Actor)?) throws(InjectionError) -> Box {
-        try ThreadState.withCurrent { (state) throws(InjectionError) -> Box in
+        if binding == nil, _injection_load_u64(Self.strictTestsAlive) != 0, self === InjectionManager.sharedContainer {
+            reportEscape(of: requested)
+        }
+        return try ThreadState.withCurrent { (state) throws(InjectionError) -> Box in
             try resolveSlowly(requested, binding: binding, thread: state, caches: true) { OSThread.isMainActor(caller) }
         }
     }
