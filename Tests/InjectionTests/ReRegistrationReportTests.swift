@@ -108,6 +108,32 @@ struct ReRegistrationReportTests {
         }
     }
 
+    @Test("a container's handler stays one call deep however often the container records what it observes")
+    func handlerDoesNotGrow() throws {
+        let container = InjectionContainer()
+        let lines = DiagnosticLines()
+        container.diagnosticsHandler = { lines.append($0) }
+        container.register(StaleUserSession.self) { StaleUserSession() }
+        container.register(StaleFeedRepository.self) { StaleFeedRepository() }
+        // Each reset forgets edges, each first build records them, each graph reads them: all through the
+        // lock that also guards the handler. A handler re-wrapped on every use would nest 200,000 deep.
+        for _ in 0..<50_000 {
+            container.resetCurrentContainer()
+            _ = try container.resolve(StaleFeedRepository.self)
+            _ = container.dependencyGraph()
+        }
+        // On a small stack: a deep chain of wrappers would overflow it.
+        let finished = Gate()
+        let thread = Thread {
+            container.register(StaleUserSession.self) { StaleUserSession() }
+            finished.open()
+        }
+        thread.stackSize = 64 << 10
+        thread.start()
+        #expect(finished.wait())
+        #expect(lines.about("StaleUserSession").count == 1)
+    }
+
     @Test("a builder is no holder: a screen built at top level, whose implementation injects the service, is not reported")
     func builderIsNoHolder() throws {
         let container = InjectionContainer()

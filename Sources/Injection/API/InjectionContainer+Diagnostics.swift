@@ -107,9 +107,9 @@ extension InjectionContainer {
     /// `.isolatedInjection`) receives that container's reports only, never those of tests running beside it.
     /// A copy of a container (`InjectionContainer(copying:)`) starts with none.
     public var diagnosticsHandler: (@Sendable (String) -> Void)? {
-        get { observations.withLock { $0.handler } }
+        get { observations.withLock { $0.handler.value } }
         set {
-            var replaced = newValue  // Released after unlocking: what it captures may run code in its deinit.
+            var replaced = Unchecked(newValue)  // Released after unlocking: what it captures may run a deinit.
             observations.withLock { swap(&$0.handler, &replaced) }
         }
     }

@@ -25,10 +25,12 @@ public final class InjectionContainer: @unchecked Sendable {
     /// What was observed for diagnostics: "A needs B", recorded whenever a factory that records edges
     /// resolves something; weak references to evicted instances, for `liveInstancesFromPreviousScopes()`;
     /// whether to keep those; the types whose stale dependents were reported (each is reported once); the
-    /// container's own `diagnosticsHandler`.
+    /// container's own `diagnosticsHandler`, in an `Unchecked`: a closure kept as a tuple element would be
+    /// re-wrapped in a reabstraction thunk each way on every `withLock` (the tuple is generic storage there),
+    /// nesting deeper with every use until a call overflows the stack.
     let observations = LockedState((
         edges: Set<InjectionGraph._Edge>(), retired: [WeakReference](), tracksEvictions: _isDebugAssertConfiguration(),
-        reportedStale: Set<AnyType>(), handler: (@Sendable (String) -> Void)?.none, reportedLaunch: Set<AnyType>()))
+        reportedStale: Set<AnyType>(), handler: Unchecked<(@Sendable (String) -> Void)?>(nil), reportedLaunch: Set<AnyType>()))
     /// Set on the throwaway copy that `verify()` resolves in.
     let verification: Verification?
     /// Points where a test acts while a synchronous resolve starts waiting for another's build: before it
