@@ -124,6 +124,32 @@ struct StrictIsolationTests {
         #expect(line.contains("InjectionManager.bound"))
     }
 
+    @Test("while a test's container lives, a missing registration met by code bound to no container names InjectionManager.bound")
+    func missingEscapeNamesBound() throws {
+        let testContainer = InjectionContainer(copying: InjectionManager.sharedContainer, testName: "\"escape\"")
+        let messages = Collector<String>()
+        withExtendedLifetime(testContainer) {
+            #expect(runOnThreads(1) { _ in
+                do {
+                    _ = try InjectionManager.resolve(StrictEscaped.self)
+                } catch {
+                    messages.append("\(error)")
+                }
+            })
+        }
+        let message = try #require(messages.values.first)
+        #expect(message.hasPrefix("Injection: no registration for StrictEscaped."))
+        #expect(message.contains("InjectionManager.bound { ... }"))
+        // Inside the test's own container, the usual advice only.
+        let bound = InjectionManager.withContainer(testContainer) { (try? InjectionManager.resolve(StrictEscaped.self)) == nil }
+        #expect(bound)
+        do {
+            _ = try testContainer.resolve(StrictEscaped.self)
+        } catch {
+            #expect(!"\(error)".contains("InjectionManager.bound"))
+        }
+    }
+
     @Test("parallel strict tests each build their own instance, never the process-wide one")
     func parallelStrictTestsBuildTheirOwn() async throws {
         let serials = Collector<Int>()

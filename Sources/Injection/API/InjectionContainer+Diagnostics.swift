@@ -157,15 +157,20 @@ extension InjectionContainer {
     /// code bound to no container, which reads it without a lock. (The pointee is only read and written
     /// atomically, through the C layer.)
     nonisolated(unsafe) static let strictTestsAlive = UnsafeMutablePointer<UInt64>.atomicWord()
-    private static let strictTests = LockedState(0)
+    /// How many test containers are alive, and how many of them strict.
+    private static let testContainers = LockedState((all: 0, strict: 0))
 
-    /// Adds `change` to the number of strict test containers alive.
-    static func countStrictTest(_ change: Int) {
-        strictTests.withLock { count in
-            count += change
-            _injection_store_u64(strictTestsAlive, UInt64(count))
+    /// Counts a test's container made (`change` 1) or gone (-1).
+    static func countTestContainer(_ change: Int, isStrict: Bool) {
+        testContainers.withLock { count in
+            count = (count.all + change, count.strict + (isStrict ? change : 0))
+            _injection_store_u64(strictTestsAlive, UInt64(count.strict))
         }
     }
+
+    /// Whether a test's container is alive: code bound to none that finds nothing in the process-wide
+    /// container is then probably work a test sent elsewhere.
+    static var testContainersAlive: Bool { testContainers.withLock { $0.all > 0 } }
 
     /// The types reported as resolved by code bound to no container while strict tests ran: once each.
     private static let reportedEscapes = LockedState(Set<AnyType>())
@@ -177,8 +182,7 @@ extension InjectionContainer {
         let name = names.name(type)
         InjectionManager.diagnosticsHandler("""
             Injection: \(name) was resolved from the process-wide container by code bound to no container while \
-            strict tests run: probably work a test sent to a DispatchQueue or a Thread, which then sees the app's \
-            registrations instead of the test's. Carry the test's container along: \
+            strict tests run: probably work a test sent to a queue or a thread. Carry the test's container along: \
             DispatchQueue.global().async(execute: InjectionManager.bound { ... })
             """)
     }
@@ -188,10 +192,9 @@ extension InjectionContainer {
         guard observations.withLock({ $0.reportedLaunch.insert(type).inserted }) else { return }
         let name = names.name(type)
         report("""
-            Injection: \(name) was built from the app's launch registrations in the test \(testName ?? "?"), which \
-            isolates strictly. Register a mock for it in the test, before it is resolved: \
-            InjectionManager.register(\(TypeNames.literal(type.type, named: name)).self) { ... }, or in the \
-            registrations the test starts with: .isolatedInjection(startingWith:strict:).
+            Injection: \(name) was built from the app's launch registrations in the strict test \(testName ?? "?"). \
+            Register a mock for it in the test, before it is resolved: InjectionManager.register(\
+            \(TypeNames.literal(type.type, named: name)).self) { ... }, or in .isolatedInjection(startingWith:strict:).
             """)
     }
 

@@ -68,7 +68,7 @@ public final class InjectionContainer: @unchecked Sendable {
         var released: [AnyObject] = []
         ThreadCache.forget(ObjectIdentifier(self), into: &released)
         epochWord.deallocate()
-        if strict?.report != nil { Self.countStrictTest(-1) }
+        if let strict { Self.countTestContainer(-1, isStrict: strict.report != nil) }
     }
 
     /// Creates a container with the same registrations as `other` and none of its instances.
@@ -103,7 +103,7 @@ public final class InjectionContainer: @unchecked Sendable {
         } else {
             strict = verification != nil ? nil : other.strict  // A verification builds everything on purpose.
         }
-        if strict?.report != nil { Self.countStrictTest(1) }
+        if let strict { Self.countTestContainer(1, isStrict: strict.report != nil) }
         defaultLifetime = other.defaultLifetime
         names = TypeNames(state)
         let copied = other.state.withLock { ContainerState(registrationsOf: $0) }

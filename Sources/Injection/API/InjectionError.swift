@@ -95,7 +95,8 @@ public struct InjectionError: Error, CustomStringConvertible, Sendable {
 // MARK: - Messages
 
 extension InjectionError {
-    static func notRegistered(_ type: AnyType, chain: [AnyType], names: TypeNames) -> InjectionError {
+    /// `escaped`: resolved from the process-wide container, with no container bound, while a test's lives.
+    static func notRegistered(_ type: AnyType, chain: [AnyType], names: TypeNames, escaped: Bool = false) -> Self {
         InjectionError(.notRegistered, type, chain: chain, names: names) { name, resolving in
             let literal = TypeNames.literal(type.type, named: name)
             if type.isBuilder {
@@ -112,6 +113,10 @@ extension InjectionError {
                 let wrapped = TypeNames.literal(optional.wrappedType, named: names.name(of: optional.wrappedType))
                 hint = " If you meant the non-optional type, write Inject(\(wrapped).self): " +
                     "Inject() into an optional asks for \(name) itself."
+            }
+            if escaped {
+                hint += " It was resolved from the process-wide container by code bound to no container while a test " +
+                    "runs: if a test sent this work to a queue or a thread, wrap it in InjectionManager.bound { ... }."
             }
             return """
                 Injection: no registration for \(name)\(resolving). \

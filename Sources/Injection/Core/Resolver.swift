@@ -178,7 +178,10 @@ extension InjectionContainer {
             reportLaunchRegistration(requested, report: report)
         }
         switch claim {
-        case .notRegistered: throw .notRegistered(requested, chain: chain(parent, then: requested), names: names)
+        case .notRegistered:
+            // At the top of a resolve from the process-wide container while a test's container lives.
+            let escaped = parent == nil && self === InjectionManager.sharedContainer && Self.testContainersAlive
+            throw .notRegistered(requested, chain: chain(parent, then: requested), names: names, escaped: escaped)
         case .cycle: throw cycle(requested, path: (parent?.path(from: requested, in: id) ?? []) + [requested])
         case .wrongIsolation: throw .wrongIsolation(requested, chain: chain(parent, then: requested), names: names)
         case .asyncFactory(let lifetime):
