@@ -67,6 +67,16 @@ private final class DiagScreenHolder: Sendable {
     init() { screen = DiagLoneScreenModel().build() }
 }
 
+/// A container with the screen's builder and its service, reporting to a collector of its own.
+private func containerWithScreenBuilder() -> (InjectionContainer, DiagnosticLines) {
+        let container = InjectionContainer()
+        let lines = DiagnosticLines()
+        container.diagnosticsHandler = { lines.append($0) }
+        container.register(DiagLoneAPI.self) { DiagLoneAPI() }
+        container.register(DiagLoneScreenModel.self, building: DiagLoneScreenImpl.self)
+        return (container, lines)
+}
+
 @Suite("Re-registration reports", .serialized)
 struct ReRegistrationReportTests {
     @Test("re-registering a type that cached instances hold is reported once, naming them and the fix")
@@ -136,11 +146,7 @@ struct ReRegistrationReportTests {
 
     @Test("a builder is no holder: a screen built at top level, whose implementation injects the service, is not reported")
     func builderIsNoHolder() throws {
-        let container = InjectionContainer()
-        let lines = DiagnosticLines()
-        container.diagnosticsHandler = { lines.append($0) }
-        container.register(DiagLoneAPI.self) { DiagLoneAPI() }
-        container.register(DiagLoneScreenModel.self, building: DiagLoneScreenImpl.self)
+        let (container, lines) = containerWithScreenBuilder()
         _ = try InjectionManager.withContainer(container) { try InjectionManager.build(DiagLoneScreenModel()) }
         container.register(DiagLoneAPI.self) { DiagLoneAPI() }
         #expect(lines.all == [], "nothing cached holds DiagLoneAPI: the screen was handed out, not cached")
@@ -148,11 +154,7 @@ struct ReRegistrationReportTests {
 
     @Test("a cached instance that built through a builder is named as the holder, not the builder")
     func holderThroughBuilderIsNamed() throws {
-        let container = InjectionContainer()
-        let lines = DiagnosticLines()
-        container.diagnosticsHandler = { lines.append($0) }
-        container.register(DiagLoneAPI.self) { DiagLoneAPI() }
-        container.register(DiagLoneScreenModel.self, building: DiagLoneScreenImpl.self)
+        let (container, lines) = containerWithScreenBuilder()
         container.register(DiagScreenHolder.self) { DiagScreenHolder() }
         _ = try container.resolve(DiagScreenHolder.self)
         container.register(DiagLoneAPI.self) { DiagLoneAPI() }

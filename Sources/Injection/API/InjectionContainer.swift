@@ -82,8 +82,8 @@ public final class InjectionContainer: @unchecked Sendable {
     public convenience init(copying other: InjectionContainer) { self.init(copying: other, verification: nil) }
 
     /// A copy of `other` for the test `testName` (`InjectionTesting`'s isolation), which traps name. With
-    /// `strict`, a build of a launch registration (one the process-wide container has now) is reported there,
-    /// once per type; a copy of a strict container is strict too.
+    /// `strict`, a build of a launch registration (one `other` has now, or, for a copy of another test's
+    /// container, one that container started with) is reported there, once per type.
     package convenience init(
         copying other: InjectionContainer, testName: String, strict: (@Sendable (String) -> Void)? = nil
     ) {
