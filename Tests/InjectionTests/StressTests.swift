@@ -374,24 +374,66 @@ final class StressWorld: @unchecked Sendable {
 
 // MARK: - Drivers
 
-/// One thread's or task's chaos: random operations until `deadline`.
-func stressStep(_ world: StressWorld, random: inout SeededRandom, counts: inout StressCounts) {
+/// What each worker of a stress run is doing, kept so that a run that does not finish can say where
+/// every thread is: never started, inside an operation on a type, or at the barrier.
+final class StressActivity: @unchecked Sendable {
+    private final class Slot: @unchecked Sendable {
+        let lock = NSLock()
+        var operation: StaticString = "not started"
+        var type = -1, operations = 0
+    }
+
+    private let slots: [Slot]
+
+    init(workers: Int) { slots = (0..<workers).map { _ in Slot() } }
+
+    /// Notes that `worker` begins `operation` (on `type`, or -1 for none).
+    func begin(_ worker: Int, _ operation: StaticString, type: Int = -1) {
+        let slot = slots[worker]
+        slot.lock.withLock {
+            (slot.operation, slot.type) = (operation, type)
+            slot.operations += 1
+        }
+    }
+
+    /// One line per worker: its last operation begun, and how many it began.
+    var summary: String {
+        slots.enumerated().map { index, slot in
+            slot.lock.withLock {
+                "worker \(index): \(slot.operation)\(slot.type >= 0 ? " \(slot.type)" : "") (operation \(slot.operations))"
+            }
+        }.joined(separator: "\n")
+    }
+}
+
+/// One thread's or task's chaos: random operations until `deadline`. `worker` and `activity` note each
+/// operation before it begins.
+func stressStep(
+    _ world: StressWorld, random: inout SeededRandom, counts: inout StressCounts,
+    worker: Int = 0, activity: StressActivity? = nil
+) {
     let type = random.int(below: StressWorld.typeCount)
     switch random.int(below: 1000) {
     case 0..<700:
+        activity?.begin(worker, "resolve", type: type)
         _ = world.checkedResolve(type, counts: &counts)
     case 700..<850:
+        activity?.begin(worker, "resolve twice", type: type)
         world.checkPair(type, counts: &counts)
     case 850..<920:
+        activity?.begin(worker, "register", type: type)
         counts.registers += 1
         world.register(type, lifetime: random.pick(world.lifetimes))
     case 920..<935:
+        activity?.begin(worker, "unregister", type: type)
         counts.unregisters += 1
         world.unregister(type)
     case 935..<975:
+        activity?.begin(worker, "reset")
         counts.resets += 1
         world.reset()
     default:
+        activity?.begin(worker, "resetCurrentContainer { }")
         counts.transactions += 1
         var changes: [Int: InjectionLifetime?] = [:]
         for _ in 0..<random.int(in: 1...3) {
@@ -424,6 +466,7 @@ struct StressTests {
         for type in 0..<StressWorld.typeCount { world.register(type, lifetime: world.lifetimes[type % 4]) }
         let threads = 8
         let barrier = Barrier(count: threads)
+        let activity = StressActivity(workers: threads)
         let start = nanosecondsNow(), deadline = start + UInt64(Self.seconds * 1e9)
         let finished = runOnThreads(threads, timeout: Self.seconds + waitLimit) { index in
             var random = SeededRandom(seed: seed &+ UInt64(index))
@@ -433,20 +476,27 @@ struct StressTests {
             while true {
                 // Chaos for a quarter of a second, then a quiescent round that checks the whole graph.
                 roundEnds = min(deadline, roundEnds + 250_000_000)
-                while nanosecondsNow() < roundEnds { stressStep(world, random: &random, counts: &counts) }
+                while nanosecondsNow() < roundEnds {
+                    stressStep(world, random: &random, counts: &counts, worker: index, activity: activity)
+                }
+                activity.begin(index, "barrier before the round")
                 guard barrier.arrive() else { return world.violation("a thread never reached the barrier: deadlock?") }
+                activity.begin(index, index == 0 ? "beginning the round" : "barrier after the round began")
                 if index == 0 { world.beginRound(threads: threads) }
                 guard barrier.arrive() else { return }
+                activity.begin(index, "resolving every type in the round")
                 world.resolveEverything(thread: index, random: &random, counts: &counts)
+                activity.begin(index, "barrier after resolving every type")
                 guard barrier.arrive() else { return }
+                activity.begin(index, index == 0 ? "ending the round" : "barrier after the round ended")
                 if index == 0 { world.endRound(); counts.rounds += 1 }
                 guard barrier.arrive() else { return }
-                if roundEnds >= deadline { return }
+                if roundEnds >= deadline { return activity.begin(index, "finished") }
             }
         }
         let elapsed = Double(nanosecondsNow() - start) / 1e9
         report("threads, seed \(seed)", world.counts, seconds: elapsed, workers: threads)
-        #expect(finished, "the threads did not finish: a deadlock")
+        #expect(finished, "the threads did not finish: a deadlock. Where each was:\n\(activity.summary)")
         #expect(world.violations.isEmpty, "seed \(seed):\n\(world.violations.joined(separator: "\n"))")
         // The run must have done real work for the invariants to mean anything.
         #expect(world.counts.pairChecks > 100)
