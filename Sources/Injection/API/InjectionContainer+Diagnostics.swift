@@ -54,7 +54,7 @@ extension InjectionContainer {
                 // What runs anywhere, synchronously: not a builder, a main-actor or async factory, nor an
                 // `implements` alias of one (which resolves it). An alias whose primary is gone runs, and fails.
                 guard registration.kind == .plain, !registration.type.isBuilder else { return false }
-                return registration.primary.flatMap { state[$0] }.map { $0.kind == .plain } ?? true
+                return registration.options.primary.flatMap { state[$0] }.map { $0.kind == .plain } ?? true
             }.map(\.type)
         }
             .map { (String(reflecting: $0.type), $0) }.sorted { $0.0 < $1.0 }.map(\.1)
@@ -88,7 +88,7 @@ extension InjectionContainer {
         let registered = state.withLock { state in
             state.registrations.map { registration -> (AnyType, InjectionLifetime) in
                 // An `implements` alias keeps nothing: it shows its primary's lifetime.
-                let lifetime = registration.primary.flatMap { state[$0] }?.lifetime ?? registration.lifetime
+                let lifetime = registration.options.primary.flatMap { state[$0] }?.lifetime ?? registration.lifetime
                 return (registration.type, registration.type.isBuilder ? .transient : lifetime)
             }
         }

@@ -54,10 +54,7 @@ struct ContainerState {
         /// A `.weak` instance, while something else holds it.
         case weak(WeakReference)
 
-        var isNothing: Bool {
-            if case .nothing = self { return true }
-            return false
-        }
+        var isNothing: Bool { if case .nothing = self { true } else { false } }
     }
 
     /// Every key's slot. (Settable for the state-machine test probe, which marks a key as in a thread's cache.)
@@ -152,7 +149,7 @@ struct ContainerState {
         guard registration.lifetime != .transient else {
             // A factory whose edges are known, and which has nothing to run after it, may run from the
             // thread's cache without this lock.
-            let cacheable = !recordsEdges && registration.postConstruct.isEmpty && registration.kind == .plain
+            let cacheable = !recordsEdges && registration.options.postConstruct.isEmpty && registration.kind == .plain
             if cacheable && caches { slot.isInThreadCaches = true }
             return .build(registration, owner: nil, recordsEdges: recordsEdges, epoch: epoch, cacheable: cacheable)
         }

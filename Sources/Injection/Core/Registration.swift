@@ -71,10 +71,6 @@ final class Registration: Sendable {
         self.options = options
     }
 
-    var makeAsync: MakeAsync? { options.makeAsync }
-    var postConstruct: [PostConstruct] { options.postConstruct }
-    var primary: AnyType? { options.primary }
-
     /// A synchronous factory that runs wherever it is resolved.
     convenience init<Value>(
         _ type: AnyType, lifetime: InjectionLifetime, file: StaticString,
@@ -127,8 +123,8 @@ final class Registration: Sendable {
     /// The same registration with `postConstruction` run after the steps it has.
     func adding<Value>(postConstruction: @escaping @Sendable (Value) throws -> Void) -> Registration {
         let step = Self.boxed(postConstruction)
-        let added = ownsInstances ? step : Self.once(step)
-        return Registration(copying: self, options: (makeAsync, postConstruct + [added], primary))
+        let steps = options.postConstruct + [ownsInstances ? step : Self.once(step)]
+        return Registration(copying: self, options: (options.makeAsync, steps, options.primary))
     }
 
     /// `step`, for a supplied instance (`register(_:instance:)`): one object, which the container it was

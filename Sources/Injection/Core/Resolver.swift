@@ -223,7 +223,7 @@ extension InjectionContainer {
             // Undone with the rest of this resolution if a deferred `postConstruction` fails.
             frame.resolution.undoOnFailure { [self] in evict(instance, from: registration) }
         }
-        let steps = registration.postConstruct
+        let steps = registration.options.postConstruct
         guard !steps.isEmpty else { return outcome }
         let postFrame = frame.escape()  // Outlives this call when deferred.
         let work = { [self] () -> InjectionError? in
@@ -387,7 +387,7 @@ extension InjectionContainer {
     /// of its own (cancelling one waiter must not cancel what the others wait for), a synchronous one
     /// right here.
     private func run(_ registration: Registration, in frame: HeapFrame, transaction: Transaction?) async -> Outcome {
-        guard let makeAsync = registration.makeAsync else {
+        guard let makeAsync = registration.options.makeAsync else {
             defer { frame.endResolution() }  // For the tasks its factory started.
             return ThreadState.withCurrent { thread in
                 run(.heap(frame), thread: thread, transaction: transaction) { try registration.make() }
