@@ -20,6 +20,8 @@ private final class StrictDependent: Sendable {
 private final class StrictOwnService: Sendable {}
 private final class StrictStarted: Sendable {}
 private final class StrictEscaped: Sendable {}
+private final class StrictCachedEscape: Sendable {}
+private final class StrictAsyncEscape: Sendable {}
 
 private let launchBuilds = Counter()
 
@@ -122,6 +124,42 @@ struct StrictIsolationTests {
         let line = try #require(lines.first)
         #expect(line.hasPrefix("Injection: StrictEscaped"))
         #expect(line.contains("InjectionManager.bound"))
+    }
+
+    @Test("while a strict test runs, an unbound resolve is reported also where the thread had cached the instance, and from resolveAsync")
+    func cachedAndAsyncEscapesAreReported() async throws {
+        let shared = InjectionManager.sharedContainer
+        shared.register(StrictCachedEscape.self) { StrictCachedEscape() }
+        defer { shared.unregister(StrictCachedEscape.self) }
+        let (before, after) = await onOwnThread { () -> ([String], [String]) in
+            withRecordedDiagnostics { lines in
+                let cached = DispatchSemaphore(value: 0), strictStarted = DispatchSemaphore(value: 0)
+                let done = DispatchSemaphore(value: 0), resolved = Collector<StrictCachedEscape>()
+                onThread {
+                    // Twice before any strict test: built, then taken into this thread's cache by the second resolve.
+                    for _ in 0..<2 { resolved.append(Inject(StrictCachedEscape.self)) }
+                    cached.signal()
+                    _ = strictStarted.wait(timeout: .now() + waitLimit)
+                    resolved.append(Inject(StrictCachedEscape.self))  // Was a hit in this thread's cache.
+                    done.signal()
+                }
+                _ = cached.wait(timeout: .now() + waitLimit)
+                let before = lines.about("StrictCachedEscape") + lines.about("StrictAsyncEscape")
+                let strictTest = InjectionContainer(copying: shared, testName: "\"escape\"", strict: { _ in })
+                withExtendedLifetime(strictTest) {
+                    strictStarted.signal()
+                    _ = done.wait(timeout: .now() + waitLimit)
+                    Task.detached { _ = try? await InjectionManager.resolveAsync(StrictAsyncEscape.self); done.signal() }
+                    _ = done.wait(timeout: .now() + waitLimit)
+                }
+                #expect(resolved.values.count == 3 && resolved.values.allSatisfy { $0 === resolved.values[0] })
+                return (before, lines.about("StrictCachedEscape") + lines.about("StrictAsyncEscape"))
+            }
+        }
+        #expect(before.isEmpty, "no strict test container: nothing to report")
+        #expect(after.count == 2, "\(after)")
+        #expect(after.first?.hasPrefix("Injection: StrictCachedEscape") == true)
+        #expect(after.last?.hasPrefix("Injection: StrictAsyncEscape") == true)
     }
 
     @Test("while a test's container lives, a missing registration met by code bound to no container names InjectionManager.bound")

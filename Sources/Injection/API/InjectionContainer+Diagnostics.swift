@@ -162,11 +162,22 @@ extension InjectionContainer {
 
     /// Counts a test's container made (`change` 1) or gone (-1).
     static func countTestContainer(_ change: Int, isStrict: Bool) {
-        testContainers.withLock { count in
+        let isFirstStrict = testContainers.withLock { count in
             count = (count.all + change, count.strict + (isStrict ? change : 0))
             _injection_store_u64(strictTestsAlive, UInt64(count.strict))
+            return isStrict && change > 0 && count.strict == 1
         }
+        // The process-wide container's instances leave every thread's cache, and stay out while strict tests
+        // run (see `claim`): each resolve of them then takes the slow path, which reports one bound to nothing.
+        guard isFirstStrict else { return }
+        var released: [AnyObject] = []  // Released after unlocking: a deinit may use the container.
+        let shared = InjectionManager.sharedContainer
+        shared.state.withLock { _ in ThreadCache.forget(ObjectIdentifier(shared), into: &released) }
     }
+
+    /// Whether this is the process-wide container while a strict test runs: a resolve from it by code bound to
+    /// no container is reported (``reportEscape(of:)``), and none of its instances enters a thread's cache.
+    var isSharedDuringStrictTests: Bool { _injection_load_u64(Self.strictTestsAlive) != 0 && self === InjectionManager.sharedContainer }
 
     /// Whether a test's container is alive: code bound to none that finds nothing in the process-wide
     /// container is then probably work a test sent elsewhere.

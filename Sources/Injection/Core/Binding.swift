@@ -33,8 +33,7 @@ struct Binding {
     /// task binding exists anywhere in the process.
     static func current(in thread: ThreadState?) -> Binding? {
         if let binding = thread?.binding { return binding }
-        guard _injection_context_count() != 0 else { return nil }
-        return TaskBinding.current?.binding
+        return _injection_context_count() != 0 ? TaskBinding.current?.binding : nil
     }
 
     /// The binding of the running code (see ``current(in:)``).

@@ -72,8 +72,7 @@ final class Box: ManagedBuffer<Any.Type, UInt> {
     var isNilOptional: Bool {
         func isNil<Value>(_: Value.Type) -> Bool {
             // The metadata-kind test first: the cast looks up a conformance, which costs far more.
-            guard _isOptional(Value.self) else { return false }
-            return (storage(of: Value.self).pointee as? any OptionalType)?.isNil ?? false
+            _isOptional(Value.self) && ((storage(of: Value.self).pointee as? any OptionalType)?.isNil ?? false)
         }
         return _openExistential(type, do: isNil)
     }

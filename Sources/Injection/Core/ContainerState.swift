@@ -210,8 +210,7 @@ struct ContainerState {
 
     /// Whether `build` is still in progress (a waiter keeps waiting) or was finished or abandoned.
     func isBuilding(_ build: Build) -> Bool {
-        guard case .waited(let current)? = slots[build.type]?.held else { return false }
-        return current === build
+        if case .waited(let current)? = slots[build.type]?.held { current === build } else { false }
     }
 
     // MARK: - Changing

@@ -161,6 +161,8 @@ extension InjectionContainer {
         defer { _ = replaced }
         let id = ObjectIdentifier(self)
         let claim = state.withLock { state in
+            // Asked under the lock: a strict test's start empties the thread caches under it.
+            let cache = isSharedDuringStrictTests ? nil : cache
             let claim = state.claim(
                 requested, in: id, isAsync: isAsync, isInChain: isInChain, caches: cache != nil,
                 isOnMainActor: isOnMainActor, owner: owner)
@@ -261,9 +263,7 @@ extension InjectionContainer {
 
     /// The synchronous slow path, from the fast path.
     func resolveSlowly(_ requested: AnyType, binding: Binding?, caller: (any Actor)?) throws(InjectionError) -> Box {
-        if binding == nil, _injection_load_u64(Self.strictTestsAlive) != 0, self === InjectionManager.sharedContainer {
-            reportEscape(of: requested)
-        }
+        if binding == nil, isSharedDuringStrictTests { reportEscape(of: requested) }
         return try ThreadState.withCurrent { (state) throws(InjectionError) -> Box in
             try resolveSlowly(requested, binding: binding, thread: state, caches: true) { OSThread.isMainActor(caller) }
         }
@@ -335,6 +335,7 @@ extension InjectionContainer {
         let binding = task?.binding
         let parent = binding?.frame, startsResolution = binding?.startsResolution ?? false
         let transaction = binding?.transaction
+        if binding == nil, isSharedDuringStrictTests { reportEscape(of: requested) }
         // A task started inside `resetCurrentContainer { }` that resolves while the block is open.
         try refuseInsideReset(requested, in: binding)
         let id = ObjectIdentifier(self)

@@ -273,8 +273,7 @@ extension InjectionProbe {
 extension ContainerState {
     /// The build of `key` in progress, if any.
     func build(of key: AnyType) -> Build? {
-        guard case .waited(let build)? = slots[key]?.held else { return nil }
-        return build
+        if case .waited(let build)? = slots[key]?.held { build } else { nil }
     }
 
     /// Whether `owner` is still building `key` (a test probe).

@@ -159,9 +159,6 @@ protocol OptionalType {
 extension Optional: OptionalType {
     static var wrappedType: Any.Type { Wrapped.self }
     /// `nil`, or an optional of an optional that is `nil` inside (`.some(nil)`): nothing to keep either way.
-    var isNil: Bool {
-        guard let wrapped = self else { return true }
-        return _isOptional(Wrapped.self) && ((wrapped as? any OptionalType)?.isNil ?? false)
-    }
+    var isNil: Bool { self.map { _isOptional(Wrapped.self) && (($0 as? any OptionalType)?.isNil ?? false) } ?? true }
     var wrappedObject: AnyObject? { self.flatMap { Box.object(of: $0) } }
 }
