@@ -162,14 +162,15 @@ extension InjectionContainer {
 
     /// Counts a test's container made (`change` 1) or gone (-1).
     static func countTestContainer(_ change: Int, isStrict: Bool) {
-        let isFirstStrict = testContainers.withLock { count in
+        testContainers.withLock { count in
             count = (count.all + change, count.strict + (isStrict ? change : 0))
             _injection_store_u64(strictTestsAlive, UInt64(count.strict))
-            return isStrict && change > 0 && count.strict == 1
         }
         // The process-wide container's instances leave every thread's cache, and stay out while strict tests
         // run (see `claim`): each resolve of them then takes the slow path, which reports one bound to nothing.
-        guard isFirstStrict else { return }
+        // Each strict test clears them before it starts, not only the first: one that starts while the first
+        // has counted itself but not cleared yet must not find them cached.
+        guard isStrict && change > 0 else { return }
         var released: [AnyObject] = []  // Released after unlocking: a deinit may use the container.
         let shared = InjectionManager.sharedContainer
         shared.state.withLock { _ in ThreadCache.forget(ObjectIdentifier(shared), into: &released) }

@@ -11,8 +11,8 @@ import _InjectionPlatform
 /// that container: its cost does not depend on what else the caches hold.
 ///
 /// Lock order: a container's lock → the registry's lock → a cache's lock (an eviction); a container's
-/// lock → the building thread's cache lock (an insertion); a container's deinit → the registry's lock →
-/// a cache's lock (``forget(_:into:)``). Evicted objects are handed back, to be released after every
+/// lock → the building thread's cache lock (an insertion); a container's deinit, or the process-wide
+/// container's lock when a strict test starts, → the registry's lock → a cache's lock (``forget(_:into:)``). Evicted objects are handed back, to be released after every
 /// lock is dropped, since releasing can run a `deinit`.
 ///
 /// The tables are the header of a `ManagedBuffer` and the lock word its one element: both are reached
@@ -103,8 +103,9 @@ final class ThreadCache: ManagedBuffer<ThreadCache.Tables, UInt32> {
         }
     }
 
-    /// Drops every thread's table of `container`, which is being deinitialized (a new container may reuse
-    /// its address), adding what they held to `released`, to release once all locks are dropped.
+    /// Drops every thread's table of `container`, adding what they held to `released`, to release once all locks
+    /// are dropped: a container being deinitialized (a new one may reuse its address), or the process-wide one,
+    /// under its lock, when a strict test starts (its instances then stay out of thread caches: see `claim`).
     static func forget(_ container: ObjectIdentifier, into released: inout [AnyObject]) {
         forEachTable(of: container) { tables, index in
             released += tables.remove(at: index).table.entries.map { Self.object($0.element).takeRetainedValue() }
