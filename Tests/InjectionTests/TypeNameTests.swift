@@ -11,6 +11,9 @@ private final class Cache: Sendable {}
 private protocol CacheProtocol: AnyObject, Sendable {}
 extension Cache: CacheProtocol {}
 private final class Unregistered: Sendable {}
+/// Marks the 4,096 types of one test's chain: types no other test registers, so their names are new.
+private enum NameWorkMarker {}
+private final class SmallFresh: Sendable {}
 private final class NeedsUnregistered: Sendable {
     init(_ dependency: Unregistered) {}
 }
@@ -100,6 +103,39 @@ struct TypeNameTests {
             #expect(container.dependencyGraph().nodes.map(\.name).contains("TypeNameTests.Tag<Int>"))
             #expect(InjectionProbe.typeNamesWorkedOut(in: container) == 0)
         }
+    }
+
+    @Test("a container working out thousands of new type names holds up no other container's messages")
+    func spellingManyNamesBlocksNoOne() {
+        let big = InjectionContainer()
+        var registrar = ChainRegistrar(container: big, levels: 4_096, lifetime: .scoped)
+        registrar.visitNumbers(digits: 12, NameWorkMarker.self)
+        let bigStarted = Gate(), bigDone = Gate(), bigFinished = Counter(), started = nanosecondsNow()
+        let bigTook = Collector<UInt64>()
+        onThread {
+            bigStarted.open()
+            _ = try? big.resolve(Unregistered.self)  // Its message names types: all 4,096 are worked out.
+            bigTook.append(nanosecondsNow() - started)
+            bigFinished.increment()
+            bigDone.open()
+        }
+        #expect(bigStarted.wait())
+        usleep(20_000)  // Into its names.
+        // Meanwhile another container's failing resolves, each after a register (so its names are worked out again).
+        let small = InjectionContainer()
+        var messages = 0, smallTook: UInt64 = 0
+        while bigFinished.value == 0 && messages < 200 {
+            small.register(SmallFresh.self) { SmallFresh() }
+            #expect(throws: InjectionError.self) { try small.resolve(Unregistered.self) }
+            messages += 1
+            smallTook = nanosecondsNow() - started
+        }
+        #expect(bigDone.wait())
+        #expect(InjectionProbe.typeNamesWorkedOut(in: big) >= 4_000)
+        // Before, the process-wide table of names stayed locked while the big container worked out its own, and
+        // the small one's messages waited for all of them.
+        #expect(messages == 200 && smallTook < bigTook.values[0],
+                "\(messages) messages in \(smallTook / 1_000_000) ms; the big container's names took \(bigTook.values[0] / 1_000_000) ms")
     }
 
     @Test("a missing private type is named without an address, and the fix says where it compiles")

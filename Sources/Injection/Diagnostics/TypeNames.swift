@@ -58,7 +58,7 @@ final class TypeNames: Sendable {
     private static func spelling(of type: Any.Type) -> Spelling { (written(type), readable(String(reflecting: type))) }
 
     /// The names for the current registrations. Takes its own lock, the container's and ``spelled``'s, one after
-    /// the other, never one inside another.
+    /// the other, never one inside another, and none while it spells a type.
     private func current() -> Cache {
         let known = worked.withLock { $0.cache }
         let (generation, registrations) = state.withLock { state in
@@ -66,21 +66,25 @@ final class TypeNames: Sendable {
         }
         if let known, registrations == nil { return known }
         var files: [ObjectIdentifier: String] = [:], names: [String: [String]] = [:]
-        var multiRole: Set<ObjectIdentifier> = [], spellings = 0
-        // Under the process-wide lock, so containers that need the same names at once (copies made in
-        // parallel tests) work each out once between them. It runs no user code, and takes no other lock.
-        Self.spelled.withLock { spelled in
-            for registration in registrations ?? [] {
-                let type = ObjectIdentifier(registration.type.type)
-                // A class registered both as itself and as a key is one type.
-                guard files.updateValue(registration.file.description, forKey: type) == nil else {
-                    multiRole.insert(type)
-                    continue
-                }
-                let spelling = spelled[type] ?? Self.spelling(of: registration.type.type)
-                if spelled.updateValue(spelling, forKey: type) == nil { spellings += 1 }
-                names[spelling.written, default: []].append(spelling.qualified)
+        var multiRole: Set<ObjectIdentifier> = [], new: [ObjectIdentifier: Spelling] = [:]
+        // Worked out with no lock held, from a snapshot of the process's spellings (copy-on-write: taking it
+        // copies nothing): spelling thousands of new types takes seconds, and the process-wide lock held that
+        // long stalled every other container's messages, and the tests waiting on them.
+        let spelled = Self.spelled.withLock { $0 }
+        for registration in registrations ?? [] {
+            let type = ObjectIdentifier(registration.type.type)
+            // A class registered both as itself and as a key is one type.
+            guard files.updateValue(registration.file.description, forKey: type) == nil else {
+                multiRole.insert(type)
+                continue
             }
+            let spelling = spelled[type] ?? Self.spelling(of: registration.type.type)
+            if spelled[type] == nil { new[type] = spelling }
+            names[spelling.written, default: []].append(spelling.qualified)
+        }
+        // Counted where this container is the first to add them: another may have worked out the same meanwhile.
+        let spellings = new.isEmpty ? 0 : Self.spelled.withLock { spelled in
+            new.filter { spelled.updateValue($0.value, forKey: $0.key) == nil }.count
         }
         let fresh: Cache = (generation, names, files, multiRole)
         worked.withLock { $0 = (fresh, $0.spellings + spellings) }
