@@ -17,12 +17,8 @@ struct ChainRegistrar {
     let lifetime: InjectionLifetime
     /// Resolves the topmost key registered so far (from the bound or current container).
     var resolveTop: @Sendable () throws -> Int = { try InjectionManager.resolve(ChainBase.self) }
-    /// The topmost key registered so far.
-    private var topKey: Any.Type = ChainBase.self
-    /// The readable name of the topmost key registered so far. Worked out when asked: a name per level of a
-    /// 5,000-level chain took most of its test's time, in the Swift runtime's one type-name lock that every
-    /// other test's names wait for too.
-    var topName: String { String(describing: topKey) }
+    /// The readable name of the topmost key registered so far.
+    var topName = "ChainBase"
     /// What each level's factory makes of resolving the level below (given as a closure), for keys
     /// registered after it is set; `nil`: the level below's value plus one, throwing what that resolve throws.
     var link: (@Sendable (_ resolveBelow: @Sendable () throws -> Int) throws -> Int)?
@@ -51,6 +47,6 @@ struct ChainRegistrar {
             container.register(Key.self, lifetime: lifetime, factory: { try below() + 1 }, postConstruction: postConstruction)
         }
         resolveTop = { try InjectionManager.resolve(Key.self) }
-        topKey = Key.self
+        topName = String(describing: Key.self)
     }
 }
