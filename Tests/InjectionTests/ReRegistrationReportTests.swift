@@ -67,6 +67,33 @@ private final class DiagScreenHolder: Sendable {
     init() { screen = DiagLoneScreenModel().build() }
 }
 
+/// The service a holder uses only when its switch says so.
+private final class CondService: Sendable {}
+/// What a `CondHolder` factory does on its next run: resolve the service or not, then fail or not.
+private final class CondSwitch: @unchecked Sendable {  // Set by the test between resolves, on its own thread.
+    var usesService = false, fails = false
+}
+/// Cached; its factory resolves `CondService` only when `uses` is set.
+private final class CondHolder: Sendable {
+    let service: CondService?
+    init(service: CondService?) { self.service = service }
+}
+private struct CondFailure: Error {}
+
+/// A container whose `CondHolder` factory follows `toggle`, reporting to a collector of its own.
+private func containerWithConditionalHolder(_ toggle: CondSwitch) -> (InjectionContainer, DiagnosticLines) {
+    let container = InjectionContainer()
+    let lines = DiagnosticLines()
+    container.diagnosticsHandler = { lines.append($0) }
+    container.register(CondService.self) { CondService() }
+    container.register(CondHolder.self) {
+        let service = toggle.usesService ? Inject(CondService.self) : nil
+        if toggle.fails { throw CondFailure() }
+        return CondHolder(service: service)
+    }
+    return (container, lines)
+}
+
 /// A container with the screen's builder and its service, reporting to a collector of its own.
 private func containerWithScreenBuilder() -> (InjectionContainer, DiagnosticLines) {
         let container = InjectionContainer()
@@ -161,6 +188,43 @@ struct ReRegistrationReportTests {
         let report = try #require(lines.all.first)
         #expect(lines.all.count == 1)
         #expect(report.contains("still hold the old one: DiagScreenHolder."), "\(report)")
+    }
+
+    @Test("a factory run that failed holds nothing: what it resolved before failing names no holder")
+    func failedRunNamesNoHolder() throws {
+        let toggle = CondSwitch()
+        let (container, lines) = containerWithConditionalHolder(toggle)
+        (toggle.usesService, toggle.fails) = (true, true)
+        #expect(throws: InjectionError.self) { try container.resolve(CondHolder.self) }
+        (toggle.usesService, toggle.fails) = (false, false)
+        #expect(try container.resolve(CondHolder.self).service == nil)
+        container.register(CondService.self) { CondService() }
+        #expect(lines.all == [], "the cached holder never used CondService: \(lines.all)")
+    }
+
+    @Test("a holder is named for what the build of its cached instance resolved, not what an earlier build did")
+    func conditionalDependencyFollowsTheCachedInstance() throws {
+        let toggle = CondSwitch()
+        let (container, lines) = containerWithConditionalHolder(toggle)
+        toggle.usesService = true
+        #expect(try container.resolve(CondHolder.self).service != nil)
+        container.resetCurrentContainer()
+        toggle.usesService = false
+        #expect(try container.resolve(CondHolder.self).service == nil)
+        _ = try container.resolve(CondService.self)  // Cached: registering again replaces an instance.
+        container.register(CondService.self) { CondService() }
+        #expect(lines.all == [], "the cached holder was built without CondService: \(lines.all)")
+
+        // And the other way round: built without it first, then, after a reset, with it.
+        let (other, otherLines) = containerWithConditionalHolder(toggle)
+        toggle.usesService = false
+        #expect(try other.resolve(CondHolder.self).service == nil)
+        other.resetCurrentContainer()
+        toggle.usesService = true
+        #expect(try other.resolve(CondHolder.self).service != nil)
+        other.register(CondService.self) { CondService() }
+        #expect(otherLines.all.count == 1, "\(otherLines.all)")
+        #expect(otherLines.all.first?.contains("still hold the old one: CondHolder.") == true, "\(otherLines.all)")
     }
 
     @Test("inside resetCurrentContainer { }, or with nothing cached that depends on it, nothing is reported")

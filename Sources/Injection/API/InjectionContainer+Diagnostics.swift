@@ -120,26 +120,9 @@ extension InjectionContainer {
     /// Tells the diagnostics handler (once per type) that `type` was registered again,
     /// outside a reset block, while cached instances that were built with the old one are still cached.
     func reportStaleDependents(of type: AnyType) {
-        let edges = observations.withLock { $0.edges }
-        guard edges.contains(where: { $0.to == type }) else { return }
-        // Holders reach the type directly, or through what keeps no instance of its own: transients (such as
-        // an `implements` alias) and builders (whose registration keeps only its closure, and whose builds are
-        // handed out), which are followed to whoever cached what they made.
         var keptAlive: [AnyObject] = []  // Live weak instances, released after unlocking.
         defer { _ = keptAlive }
-        let cached = state.withLock { state -> [AnyType] in
-            var holders: [AnyType] = [], seen: Set<AnyType> = [type], frontier = [type]
-            while let reached = frontier.popLast() {
-                for edge in edges where edge.to == reached && seen.insert(edge.from).inserted {
-                    if edge.from.isBuilder || state[edge.from]?.lifetime == .transient {
-                        frontier.append(edge.from)
-                    } else if state.hasLiveInstance(edge.from, keepingAliveIn: &keptAlive) {
-                        holders.append(edge.from)
-                    }
-                }
-            }
-            return holders
-        }
+        let cached = state.withLock { $0.holders(of: type, keepingAliveIn: &keptAlive) }
         guard !cached.isEmpty, observations.withLock({ $0.reportedStale.insert(type).inserted }) else { return }
         let name = names.name(type)
         let holders = cached.map(names.name).sorted().joined(separator: ", ")
@@ -236,8 +219,16 @@ extension InjectionContainer {
         }
     }
 
-    /// Adds "A needs B" to the graph.
-    @inline(never) func record(_ edge: InjectionGraph._Edge) { observations.withLock { _ = $0.edges.insert(edge) } }
+    /// Records that the factory running in `frame` resolves `requested`: as an edge of the graph, if the frame
+    /// records edges (the first successful run of each registration does); and, with `collects`, as a
+    /// dependency of the instance being built for the frame's ``Frame/collector`` (see
+    /// ``ContainerState/record(_:for:)``).
+    @inline(never) func record(_ requested: AnyType, by frame: FrameRef, collects: Bool = true) {
+        if frame.recordsEdges {
+            observations.withLock { _ = $0.edges.insert(InjectionGraph._Edge(from: frame.type, to: requested)) }
+        }
+        if collects, let collector = frame.collector { state.withLock { $0.record(requested, for: collector) } }
+    }
 
     /// Remembers evicted instances (weakly) for ``liveInstancesFromPreviousScopes()``, if tracking is on:
     /// the ones told they were evicted.
@@ -298,17 +289,20 @@ extension [WeakReference] {
 
 /// What the diagnostics ask of a container's state.
 extension ContainerState {
-    /// Whether `key` holds an instance: cached, or held weakly and still alive. Reading a weak reference
-    /// takes a strong one, which may turn out to be the last: a live weak instance is appended to
-    /// `keptAlive`, to be released after unlocking, so its `deinit` never runs under the lock.
-    func hasLiveInstance(_ key: AnyType, keepingAliveIn keptAlive: inout [AnyObject]) -> Bool {
-        switch slots[key]?.held {
-        case .instance?: return true
-        case .weak(let reference)?:
-            guard let object = reference.object else { return false }
-            keptAlive.append(object)
-            return true
-        default: return false
-        }
+    /// The keys that hold an instance (cached, or held weakly and still alive) whose build resolved `type`.
+    /// Reading a weak reference takes a strong one, which may turn out to be the last: a live weak instance is
+    /// appended to `keptAlive`, to be released after unlocking, so its `deinit` never runs under the lock.
+    func holders(of type: AnyType?, keepingAliveIn keptAlive: inout [AnyObject]) -> [AnyType] {
+        slots.entries.filter { key, slot in
+            guard type.map(slot.dependencies.contains) ?? true else { return false }
+            switch slot.held {
+            case .instance: return true
+            case .weak(let reference):
+                guard let object = reference.object else { return false }
+                keptAlive.append(object)
+                return true
+            default: return false
+            }
+        }.map(\.key)
     }
 }

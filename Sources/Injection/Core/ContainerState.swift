@@ -14,6 +14,9 @@ struct ContainerState {
         var recordsEdges = true
         /// Whether some thread's cache may hold an entry for this key, which a change must evict.
         var isInThreadCaches = false
+        /// What the build of the instance resolved, for the re-registration report (see
+        /// ``ContainerState/record(_:for:)``); meaningful while the slot holds an instance.
+        var dependencies: [AnyType] = []
         // What ``held`` says, one field per case, at most one set: an enum of class references would keep
         // its case in the references' spare bits, where a leak checker no longer sees them as references
         // (LeakSanitizer reported the instances a container kept alive as leaks).
@@ -155,6 +158,7 @@ struct ContainerState {
         }
         let owner = owner ?? Resolution.make()
         slot.held = .building(owner)
+        slot.dependencies = []
         return .build(registration, owner: owner, recordsEdges: recordsEdges, epoch: epoch, cacheable: false)
     }
 
@@ -206,6 +210,14 @@ struct ContainerState {
             completion.stored = true
         }
         return completion
+    }
+
+    /// Records that the build of `key`'s instance in progress resolved `requested`, directly or through what
+    /// keeps no instance of its own (see ``Frame/collector``): every build records its own, so the
+    /// re-registration report follows the build that made the instance, not an earlier one, nor one that failed.
+    mutating func record(_ requested: AnyType, for key: AnyType) {
+        guard let index = slots.index(of: key) else { return }
+        slots.withElement(at: index) { if !$0.dependencies.contains(requested) { $0.dependencies.append(requested) } }
     }
 
     /// Whether `build` is still in progress (a waiter keeps waiting) or was finished or abandoned.

@@ -22,6 +22,10 @@ struct Frame {
     let startsResolution: Bool
     /// Whether what this factory resolves from `container` is recorded as edges of the graph.
     let recordsEdges: Bool
+    /// The key whose instance, being built, depends on what this frame resolves from `container` (for the
+    /// re-registration report): its own, if the container keeps what it builds; else its parent's, when it
+    /// runs inside that build (a transient, an alias or a builder's build keeps nothing of its own).
+    let collector: AnyType?
     fileprivate(set) var parent: FrameRef?
     /// The resolution this frame is the root of, made when first needed (a build, a wait, deferred work).
     fileprivate(set) var resolution: Resolution?
@@ -32,7 +36,7 @@ struct Frame {
     /// starts a resolution takes `epoch`, the container's current one.
     init(
         container: ObjectIdentifier, type: AnyType, epoch: UInt64, parent: FrameRef?, startsResolution: Bool,
-        recordsEdges: Bool, resolution: Resolution? = nil
+        recordsEdges: Bool, resolution: Resolution? = nil, keepsInstance: Bool = false, inBuild: Bool? = nil
     ) {
         self.container = container
         self.type = type
@@ -40,11 +44,10 @@ struct Frame {
         self.startsResolution = startsResolution
         self.recordsEdges = recordsEdges
         self.resolution = resolution
-        if !startsResolution, let parent, parent.container == container {
-            self.epoch = parent.epoch
-        } else {
-            self.epoch = epoch
-        }
+        let inParent = parent?.container == container
+        self.epoch = !startsResolution && inParent ? parent!.epoch : epoch
+        // `inBuild`: whether it runs inside its parent's build; by default, unless it starts a resolution.
+        collector = keepsInstance ? type : (inBuild ?? !startsResolution) && inParent ? parent?.collector : nil
     }
 
     /// Whether this frame is the root of its resolution.
@@ -100,6 +103,9 @@ enum FrameRef {
     var epoch: UInt64 { read { $0.pointee.epoch } }
     var type: AnyType { read { $0.pointee.type } }
     var recordsEdges: Bool { read { $0.pointee.recordsEdges } }
+    var collector: AnyType? { read { $0.pointee.collector } }
+    /// Whether what this frame's factory resolves is recorded: as an edge, or as a dependency.
+    var observes: Bool { read { $0.pointee.recordsEdges || $0.pointee.collector != nil } }
     var isRoot: Bool { read { $0.pointee.isRoot } }
 
     // MARK: The chain walker: every question about the chain is answered here, in a loop.

@@ -44,7 +44,7 @@ extension InjectionContainer {
         let binding = Binding.current(in: thread)
         let unretained = given.map { .passUnretained($0) } ?? binding?.container ?? InjectionManager.shared
         let id = ObjectIdentifier(unretained.takeUnretainedValue())
-        if let binding, binding.transaction != nil || binding.frame?.recordsEdges == true {
+        if let binding, binding.transaction != nil || binding.frame?.observes == true {
             try unretained.takeUnretainedValue().observe(requested, in: binding)
         }
         guard let cache = thread.cache else {
@@ -74,13 +74,12 @@ extension InjectionContainer {
     }
 
     /// Refuses resolves inside an open `resetCurrentContainer { }` of this container, and records
-    /// "the running factory needs `requested`" for the graph when its frame records edges.
+    /// "the running factory needs `requested`" (see ``record(_:by:)``).
     private func observe(_ requested: AnyType, in binding: Binding) throws(InjectionError) {
         try refuseInsideReset(requested, in: binding)
         // A frame of another task's resolution is not this resolve's to record for.
-        if !binding.startsResolution, let frame = binding.frame,
-           frame.recordsEdges, frame.container == ObjectIdentifier(self) {
-            record(InjectionGraph._Edge(from: frame.type, to: requested))
+        if !binding.startsResolution, let frame = binding.frame, frame.container == ObjectIdentifier(self) {
+            record(requested, by: frame)
         }
     }
 
@@ -292,7 +291,8 @@ extension InjectionContainer {
             case .build(let registration, let buildOwner, let recordsEdges, let epoch, _):
                 let frame = FrameRef.stack(thread.push(Frame(
                     container: id, type: requested, epoch: epoch, parent: parent, startsResolution: startsResolution,
-                    recordsEdges: recordsEdges, resolution: owner == nil ? buildOwner : nil)))
+                    recordsEdges: recordsEdges, resolution: owner == nil ? buildOwner : nil,
+                    keepsInstance: buildOwner != nil)))
                 let made = run(frame, thread: thread, transaction: binding?.transaction) { try registration.make() }
                 let outcome = complete(
                     made, of: registration, owner: buildOwner, frame: frame,
@@ -339,10 +339,8 @@ extension InjectionContainer {
         // A task started inside `resetCurrentContainer { }` that resolves while the block is open.
         try refuseInsideReset(requested, in: binding)
         let id = ObjectIdentifier(self)
-        if let parent, parent.container == id {
-            // Async factories may resolve from several child tasks at once: recorded under the lock.
-            record(InjectionGraph._Edge(from: parent.type, to: requested))
-        }
+        // Async factories may resolve from several child tasks at once: recorded under the lock.
+        if let parent, parent.container == id { record(requested, by: parent, collects: !startsResolution) }
         let isInChain = parent?.contains(requested, in: id) ?? false
         while true {
             let owner = Resolution.make()  // Async builds start resolutions of their own.
@@ -373,7 +371,8 @@ extension InjectionContainer {
             case .build(let registration, let buildOwner, let recordsEdges, let epoch, _):
                 let frame = HeapFrame(Frame(
                     container: id, type: requested, epoch: epoch, parent: parent.map { .heap($0.escape()) },
-                    startsResolution: true, recordsEdges: recordsEdges, resolution: owner))
+                    startsResolution: true, recordsEdges: recordsEdges, resolution: owner,
+                    keepsInstance: buildOwner != nil, inBuild: !startsResolution))
                 let made = await run(registration, in: frame, transaction: transaction)
                 let outcome = complete(
                     made, of: registration, owner: buildOwner, frame: .heap(frame),

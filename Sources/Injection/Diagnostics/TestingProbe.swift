@@ -108,7 +108,7 @@ import _InjectionPlatform
     public static func holdsBuildClosure<Model: Builder>(for builder: Model.Type, in container: InjectionContainer) -> Bool {
         container.state.withLock { state in
             var keptAlive: [AnyObject] = []
-            return state.hasLiveInstance(AnyType(builder: builder), keepingAliveIn: &keptAlive)
+            return state.holders(of: nil, keepingAliveIn: &keptAlive).contains(AnyType(builder: builder))
         }
     }
 
