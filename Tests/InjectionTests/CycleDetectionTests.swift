@@ -149,7 +149,7 @@ struct CycleDetectionTests {
             // test holds either way).
             if arrived.wait(atLeast: 2, seconds: 0.2) {
                 let container = InjectionManager.currentContainer
-                waitUntil(seconds: 0.2) { InjectionProbe.buildHasWaiters(for: SlowShared.self, in: container) }
+                waitUntil(seconds: 0.2) { InjectionProbe.buildWaiters(for: SlowShared.self, in: container) != nil }
             }
             return SlowShared()
         }
@@ -208,7 +208,7 @@ struct CycleDetectionTests {
         container.register(Gamma.self) { Gamma() }
         container.register(Delta.self) { [unowned container] in
             // The first build holds on until the other thread was told to wait for it: the two overlap.
-            if arrivals.increment() == 1, waitUntil({ InjectionProbe.buildHasWaiters(for: Delta.self, in: container) }) {
+            if arrivals.increment() == 1, waitUntil({ InjectionProbe.buildWaiters(for: Delta.self, in: container) != nil }) {
                 overlaps.increment()
             }
             _ = Inject(Gamma.self)

@@ -156,7 +156,7 @@ struct ReentrancyTests {
             secondDone.open()
         }
         // The second thread waits for the first one's build of the outer type before the reset.
-        #expect(waitUntil { InjectionProbe.buildHasWaiters(forKey: ReentrantOuter.self, in: container) })
+        #expect(waitUntil { InjectionProbe.buildWaiters(for: ReentrantOuter.self, isKey: true, in: container) != nil })
         proceed.open()
         #expect(secondDone.wait())
         let waited = try #require(second.values.first)

@@ -87,7 +87,7 @@ private func isInThreadCache<Value>(_ type: Value.Type, of container: InjectionC
 }
 
 private func isInThreadCache<Key: InjectionKey>(_ key: Key.Type, of container: InjectionContainer) -> Bool {
-    InjectionProbe.threadCacheEntry(forKey: key, in: container) != .none
+    InjectionProbe.threadCacheEntry(for: key, isKey: true, in: container) != .none
 }
 
 /// Resolves `body` a few times so the transients it resolves enter this thread's cache.

@@ -46,9 +46,7 @@ extension Builder {
     ) -> BuildResult {
         do {
             return try InjectionManager.currentContainer.build(self, caller: isolation)
-        } catch {
-            InjectionManager.fail(error, file: file, line: line)
-        }
+        } catch { InjectionManager.fail(error, file: file, line: line) }
     }
 }
 
@@ -76,8 +74,7 @@ public protocol Buildable {
 /// }
 /// InjectionManager.register(ProfileVCBuilder.self, building: ProfileViewController.self)
 /// ```
-@MainActor
-public protocol MainActorBuildable {
+@MainActor public protocol MainActorBuildable {
     /// The model this type is built from.
     associatedtype InputBuilder: Builder
     /// Builds an instance from `builder`, on the main actor. It may inject its own dependencies.
@@ -99,9 +96,7 @@ public enum BuilderManager {
     public static func register<Model: Builder>(
         _ type: Model.Type, file: StaticString = #fileID,
         _ resolutionFunction: @escaping @Sendable (Any) -> Model.BuildResult
-    ) {
-        InjectionManager.currentContainer.register(type, file: file, factory: resolutionFunction)
-    }
+    ) { InjectionManager.currentContainer.register(type, file: file, factory: resolutionFunction) }
 }
 
 /// A registered build closure, the value a builder's registration holds (as a `.singleton`).
@@ -115,8 +110,7 @@ final class BuildClosure<Model: Builder>: @unchecked Sendable {
     let isMainActor: Bool
 
     init(isMainActor: Bool, _ make: @escaping (Model) throws -> Model.BuildResult) {
-        self.make = make
-        self.isMainActor = isMainActor
+        (self.make, self.isMainActor) = (make, isMainActor)
     }
 }
 
@@ -144,9 +138,7 @@ extension InjectionContainer {
     /// The closure runs on every build, with the model; it may inject dependencies and throw.
     public func register<Model: Builder>(
         _ builder: Model.Type, file: StaticString = #fileID, factory: @escaping @Sendable (Model) throws -> Model.BuildResult
-    ) {
-        registerBuilder(BuildClosure(isMainActor: false, factory), file: file)
-    }
+    ) { registerBuilder(BuildClosure(isMainActor: false, factory), file: file) }
 
     /// Registers a build closure isolated to the main actor, for main-actor implementations.
     ///
@@ -204,9 +196,7 @@ extension InjectionContainer {
     ///   (a main-actor builder off the main actor), or any error of what the implementation resolves.
     public func build<Model: Builder>(
         _ builder: Model, isolation: isolated (any Actor)? = #isolation
-    ) throws(InjectionError) -> Model.BuildResult {
-        try build(builder, caller: isolation)
-    }
+    ) throws(InjectionError) -> Model.BuildResult { try build(builder, caller: isolation) }
 
     /// Builds `Model.BuildResult` from `builder`, hopping to the main actor for a main-actor builder.
     ///
@@ -285,9 +275,7 @@ extension InjectionManager {
     /// See ``InjectionContainer/register(_:file:factory:)``.
     public static func register<Model: Builder>(
         _ builder: Model.Type, file: StaticString = #fileID, factory: @escaping @Sendable (Model) throws -> Model.BuildResult
-    ) {
-        currentContainer.register(builder, file: file, factory: factory)
-    }
+    ) { currentContainer.register(builder, file: file, factory: factory) }
 
     /// Registers a main-actor build closure in the current container.
     ///
@@ -299,9 +287,7 @@ extension InjectionManager {
     public static func register<Model: Builder>(
         _ builder: Model.Type, isolation: MainActor, file: StaticString = #fileID,
         factory: @escaping @MainActor @Sendable (Model) throws -> Model.BuildResult
-    ) {
-        currentContainer.register(builder, isolation: isolation, file: file, factory: factory)
-    }
+    ) { currentContainer.register(builder, isolation: isolation, file: file, factory: factory) }
 
     /// Registers a ``Buildable`` implementation for `Model` in the current container.
     ///
@@ -328,9 +314,7 @@ extension InjectionManager {
     /// ```
     public static func build<Model: Builder>(
         _ builder: Model, isolation: isolated (any Actor)? = #isolation
-    ) throws(InjectionError) -> Model.BuildResult {
-        try currentContainer.build(builder, caller: isolation)
-    }
+    ) throws(InjectionError) -> Model.BuildResult { try currentContainer.build(builder, caller: isolation) }
 
     /// Builds `Model.BuildResult` from `builder`, hopping to the main actor for a main-actor builder.
     ///

@@ -33,9 +33,7 @@ public func Inject<Value>(
 ) -> Value {
     do {
         return try InjectionContainer.resolve(AnyType(type), as: Value.self, in: nil, caller: isolation)
-    } catch {
-        InjectionManager.fail(error, file: file, line: line)
-    }
+    } catch { InjectionManager.fail(error, file: file, line: line) }
 }
 
 /// Returns the instance registered for the typed key `Key`; traps if it cannot.
@@ -51,7 +49,5 @@ public func Inject<Key: InjectionKey>(
 ) -> Key.Value {
     do {
         return try InjectionContainer.resolve(AnyType(key: key), as: Key.Value.self, in: nil, caller: isolation)
-    } catch {
-        InjectionManager.fail(error, file: file, line: line)
-    }
+    } catch { InjectionManager.fail(error, file: file, line: line) }
 }

@@ -44,8 +44,8 @@ extension InjectionContainer {
         if verification != nil || Verification.isWorkerThread { return }
         // A verification of this container is under way: this call comes from code it runs, perhaps in a task
         // a factory started, which no binding links to it.
-        guard Verification.begin(self) else { return }
-        defer { Verification.end(self) }
+        guard Verification.verifying.withLock({ $0.insert(ObjectIdentifier(self)).inserted }) else { return }
+        defer { _ = Verification.verifying.withLock { $0.remove(ObjectIdentifier(self)) } }
         let verification = Verification()
         let copy = InjectionContainer(copying: self, verification: verification)
         // In name order, so the chains reported (and a cycle's starting point) are the same every run.
@@ -56,8 +56,7 @@ extension InjectionContainer {
                 guard registration.kind == .plain, !registration.type.isBuilder else { return false }
                 return registration.options.primary.flatMap { state[$0] }.map { $0.kind == .plain } ?? true
             }.map(\.type)
-        }
-            .map { (String(reflecting: $0.type), $0) }.sorted { $0.0 < $1.0 }.map(\.1)
+        }.map { (String(reflecting: $0.type), $0) }.sorted { $0.0 < $1.0 }.map(\.1)
         let problems = verification.run(types) { type in
             do throws(InjectionError) {
                 _ = try ThreadState.withCurrent { (thread) throws(InjectionError) -> Box in
@@ -67,7 +66,7 @@ extension InjectionContainer {
             } catch { return error }
         }
         let seen = copy.observations.withLock { $0.edges }
-        observations.withLock { $0.edges.formUnion(seen) }
+        observations.withLock { $0.edges.merge(seen) { $0.union($1) } }
         if !problems.isEmpty { throw .verificationFailed(problems, registrations: types.count) }
     }
 
@@ -209,24 +208,17 @@ extension InjectionContainer {
     /// graph's edges and the types reported stale. Called under the container's lock, which it holds while it
     /// takes the observations lock: no build of a registration made after the removal can record an edge
     /// before this forgets them.
-    func forgetObservations() { observations.withLock { ($0.edges, $0.reportedStale) = ([], []) } }
+    func forgetObservations() { observations.withLock { ($0.edges, $0.reportedStale) = ([:], []) } }
 
     /// Forgets every "`key` needs B" edge of the graph: `key`'s registration was replaced or removed.
-    @inline(never) func forgetEdges(from key: AnyType) {
-        observations.withLock { observations in
-            guard observations.edges.contains(where: { $0.from == key }) else { return }
-            observations.edges = observations.edges.filter { $0.from != key }
-        }
-    }
+    @inline(never) func forgetEdges(from key: AnyType) { observations.withLock { $0.edges[key] = nil } }
 
     /// Records that the factory running in `frame` resolves `requested`: as an edge of the graph, if the frame
     /// records edges (the first successful run of each registration does); and, with `collects`, as a
     /// dependency of the instance being built for the frame's ``Frame/collector`` (see
     /// ``ContainerState/record(_:for:)``).
     @inline(never) func record(_ requested: AnyType, by frame: FrameRef, collects: Bool = true) {
-        if frame.recordsEdges {
-            observations.withLock { _ = $0.edges.insert(InjectionGraph._Edge(from: frame.type, to: requested)) }
-        }
+        if frame.recordsEdges { observations.withLock { _ = $0.edges[frame.type, default: []].insert(requested) } }
         if collects, let collector = frame.collector { state.withLock { $0.record(requested, for: collector) } }
     }
 
@@ -249,12 +241,7 @@ extension InjectionContainer {
     /// evicted instance. Turning it off forgets what was remembered.
     public var tracksEvictedInstances: Bool {
         get { observations.withLock { $0.tracksEvictions } }
-        set {
-            observations.withLock {
-                $0.tracksEvictions = newValue
-                if !newValue { $0.retired = [] }
-            }
-        }
+        set { observations.withLock { ($0.tracksEvictions, $0.retired) = (newValue, newValue ? $0.retired : []) } }
     }
 
     /// The types of instances this container evicted (by reset, unregister or re-registration) that
@@ -269,10 +256,8 @@ extension InjectionContainer {
     /// Only class instances can be tracked, and only while ``tracksEvictedInstances`` is on.
     /// Each entry is the instance's registered type (or key) name, once per live instance.
     public func liveInstancesFromPreviousScopes() -> [String] {
-        let (live, alive) = observations.withLock { observations in
-            let alive = observations.retired.dropDead()
-            return (observations.retired.map(\.type), alive)
-        }
+        // Left to right: the dead are dropped before the rest are listed.
+        let (alive, live) = observations.withLock { ($0.retired.dropDead(), $0.retired.map(\.type)) }
         return withExtendedLifetime(alive) { live.map(names.name).sorted() }
     }
 }
@@ -295,14 +280,7 @@ extension ContainerState {
     func holders(of type: AnyType?, keepingAliveIn keptAlive: inout [AnyObject]) -> [AnyType] {
         slots.entries.filter { key, slot in
             guard type.map(slot.dependencies.contains) ?? true else { return false }
-            switch slot.held {
-            case .instance: return true
-            case .weak(let reference):
-                guard let object = reference.object else { return false }
-                keptAlive.append(object)
-                return true
-            default: return false
-            }
+            return slot.hasLiveInstance(keepingAliveIn: &keptAlive)
         }.map(\.key)
     }
 }

@@ -29,13 +29,13 @@ public final class InjectionContainer: @unchecked Sendable {
     /// re-wrapped in a reabstraction thunk each way on every `withLock` (the tuple is generic storage there),
     /// nesting deeper with every use until a call overflows the stack.
     let observations = LockedState((
-        edges: Set<InjectionGraph._Edge>(), retired: [WeakReference](), tracksEvictions: _isDebugAssertConfiguration(),
+        edges: [AnyType: Set<AnyType>](), retired: [WeakReference](), tracksEvictions: _isDebugAssertConfiguration(),
         reportedStale: Set<AnyType>(), handler: Unchecked<(@Sendable (String) -> Void)?>(nil), reportedLaunch: Set<AnyType>()))
     /// Set on the throwaway copy that `verify()` resolves in.
     let verification: Verification?
     /// Points where a test acts while a synchronous resolve starts waiting for another's build: before it
     /// joins the wait-for graph and after (`InjectionProbe.onWait`). Set before the container is shared.
-    var waitHooks: (beforeJoining: (@Sendable (AnyType) -> Void)?, afterJoining: (@Sendable (AnyType) -> Void)?) = (nil, nil)
+    var waitHooks: (beforeJoining: (@Sendable (Any.Type) -> Void)?, afterJoining: (@Sendable (Any.Type) -> Void)?) = (nil, nil)
 
     /// The lifetime of registrations that name none: ``InjectionLifetime/scoped`` unless set.
     public let defaultLifetime: InjectionLifetime
@@ -56,10 +56,7 @@ public final class InjectionContainer: @unchecked Sendable {
     /// - Parameter defaultLifetime: The lifetime of a `register` call that names none. The process-wide
     ///   container's is ``InjectionLifetime/scoped``.
     public init(defaultLifetime: InjectionLifetime = .scoped) {
-        verification = nil
-        self.defaultLifetime = defaultLifetime
-        testName = nil
-        strict = nil
+        (verification, self.defaultLifetime, testName, strict) = (nil, defaultLifetime, nil, nil)
         names = TypeNames(state)
     }
 
@@ -86,9 +83,7 @@ public final class InjectionContainer: @unchecked Sendable {
     /// container, one that container started with) is reported there, once per type.
     package convenience init(
         copying other: InjectionContainer, testName: String, strict: (@Sendable (String) -> Void)? = nil
-    ) {
-        self.init(copying: other, verification: nil, testName: testName, strict: strict)
-    }
+    ) { self.init(copying: other, verification: nil, testName: testName, strict: strict) }
 
     init(
         copying other: InjectionContainer, verification: Verification?, testName: String? = nil,
@@ -236,9 +231,7 @@ public final class InjectionContainer: @unchecked Sendable {
     ///   ``InjectionError/Kind/weakNeedsClass``, or ``InjectionError/Kind/resolvedDuringReset``.
     public func resolve<Value>(
         _ type: Value.Type = Value.self, isolation: isolated (any Actor)? = #isolation
-    ) throws(InjectionError) -> Value {
-        try Self.resolve(AnyType(type), as: Value.self, in: self, caller: isolation)
-    }
+    ) throws(InjectionError) -> Value { try Self.resolve(AnyType(type), as: Value.self, in: self, caller: isolation) }
 
     /// Returns the instance registered for the typed key `Key`; throws instead of trapping.
     ///

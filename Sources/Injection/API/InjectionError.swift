@@ -74,9 +74,7 @@ public struct InjectionError: Error, CustomStringConvertible, Sendable {
     init(
         kind: Kind, typeName: String, chain: [String], underlyingError: (any Error)? = nil,
         problems: [InjectionError] = [], description: String
-    ) {
-        storage = Storage(kind, typeName, chain, underlyingError, problems, description)
-    }
+    ) { storage = Storage(kind, typeName, chain, underlyingError, problems, description) }
 
     /// An error about `type`, met while resolving `chain`. `message` gets the type's readable name and, for
     /// a chain longer than the type itself, ` (resolving A → B)` to put after it (else an empty string).

@@ -19,10 +19,7 @@ public struct InjectionGraph: Sendable, CustomStringConvertible {
         public let lifetime: InjectionLifetime?
 
         /// Creates a node.
-        public init(name: String, lifetime: InjectionLifetime?) {
-            self.name = name
-            self.lifetime = lifetime
-        }
+        public init(name: String, lifetime: InjectionLifetime?) { (self.name, self.lifetime) = (name, lifetime) }
     }
 
     /// "`from` needs `to`": the factory of `from` resolved `to`.
@@ -33,10 +30,7 @@ public struct InjectionGraph: Sendable, CustomStringConvertible {
         public let to: String
 
         /// Creates an edge: `from` needs `to`.
-        public init(from: String, to: String) {
-            self.from = from
-            self.to = to
-        }
+        public init(from: String, to: String) { (self.from, self.to) = (from, to) }
     }
 
     /// Every registered type, and every type something needs, sorted by name.
@@ -44,15 +38,11 @@ public struct InjectionGraph: Sendable, CustomStringConvertible {
     /// Every edge seen, sorted.
     public let edges: [Edge]
 
-    struct _Edge: Hashable, Sendable {
-        let from: AnyType
-        let to: AnyType
-    }
-
-    init(registered: [(AnyType, InjectionLifetime)], edges seen: Set<_Edge>, names: TypeNames) {
+    init(registered: [(AnyType, InjectionLifetime)], edges seen: [AnyType: Set<AnyType>], names: TypeNames) {
         var lifetimes: [String: InjectionLifetime?] = [:]
         for (type, lifetime) in registered { lifetimes[names.nodeName(type)] = lifetime }
-        let edges = Set(seen.map { Edge(from: names.nodeName($0.from), to: names.nodeName($0.to)) })
+        let pairs = seen.flatMap { from, to in to.map { (from, $0) } }
+        let edges = Set(pairs.map { Edge(from: names.nodeName($0), to: names.nodeName($1)) })
         for name in edges.flatMap({ [$0.from, $0.to] }) where lifetimes[name] == nil { lifetimes[name] = .some(nil) }
         nodes = lifetimes.map { Node(name: $0.key, lifetime: $0.value) }.sorted { $0.name < $1.name }
         self.edges = edges.sorted { ($0.from, $0.to) < ($1.from, $1.to) }

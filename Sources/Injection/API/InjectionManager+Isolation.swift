@@ -20,9 +20,7 @@ extension InjectionManager {
     /// > ``InjectionContainer/resolve(_:isolation:)-(Value.Type,_)`` there.
     public static func withContainer<Result, Failure: Error>(
         _ container: InjectionContainer, operation: () throws(Failure) -> Result
-    ) throws(Failure) -> Result {
-        try Binding.withContainer(container, operation)
-    }
+    ) throws(Failure) -> Result { try Binding.withContainer(container, operation) }
 
     /// Returns `body` bound to the container that is current now: wherever and whenever it runs (a
     /// `DispatchQueue`, a `Thread`, a callback, after this scope has ended), its `Inject()` and

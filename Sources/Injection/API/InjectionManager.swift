@@ -119,17 +119,13 @@ public enum InjectionManager {
     @discardableResult @_disfavoredOverload  // A trailing closure is a factory, even where it converts to `Value`.
     public static func register<Value>(
         _ type: Value.Type, instance: sending Value, file: StaticString = #fileID
-    ) -> InjectionRegistration<Value> {
-        currentContainer.register(type, instance: instance, file: file)
-    }
+    ) -> InjectionRegistration<Value> { currentContainer.register(type, instance: instance, file: file) }
 
     /// Registers an instance made already for the typed key `Key` in the current container.
     @discardableResult @_disfavoredOverload  // A trailing closure is a factory, even where it converts to `Value`.
     public static func register<Key: InjectionKey>(
         _ key: Key.Type, instance: sending Key.Value, file: StaticString = #fileID
-    ) -> InjectionRegistration<Key.Value> {
-        currentContainer.register(key, instance: instance, file: file)
-    }
+    ) -> InjectionRegistration<Key.Value> { currentContainer.register(key, instance: instance, file: file) }
 
     /// Removes the registration of `type` and its cached instance from the current container.
     public static func unregister<Value>(_ type: Value.Type) { currentContainer.unregister(type) }

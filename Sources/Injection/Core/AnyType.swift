@@ -7,8 +7,7 @@ struct AnyType: Hashable, Sendable {
     let bits: UInt
 
     /// The type itself (`isKey`: a typed key; `isBuilder`: a builder model type).
-    @inline(__always)
-    init(_ type: Any.Type, isKey: Bool = false, isBuilder: Bool = false) {
+    @inline(__always) init(_ type: Any.Type, isKey: Bool = false, isBuilder: Bool = false) {
         bits = UInt(bitPattern: ObjectIdentifier(type)) | (isKey ? 1 : 0) | (isBuilder ? 2 : 0)
     }
 

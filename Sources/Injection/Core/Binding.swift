@@ -22,10 +22,8 @@ struct Binding {
     let startsResolution: Bool
 
     init(_ container: InjectionContainer, frame: FrameRef?, transaction: Transaction?, startsResolution: Bool = false) {
-        self.container = .passUnretained(container)
-        self.frame = frame
-        self.transaction = transaction
-        self.startsResolution = startsResolution
+        (self.container, self.frame) = (.passUnretained(container), frame)
+        (self.transaction, self.startsResolution) = (transaction, startsResolution)
     }
 
     /// The binding of the running code: its thread's synchronous scope, else its task's; `nil` where
@@ -71,9 +69,7 @@ final class TaskBinding: Sendable {
     let testName: String?
 
     init(container: InjectionContainer, frame: HeapFrame?, transaction: Transaction?) {
-        self.container = container
-        self.frame = frame
-        self.transaction = transaction
+        (self.container, self.frame, self.transaction) = (container, frame, transaction)
         testName = container.testName ?? (_injection_context_count() == 0 ? nil : TaskBinding.current?.testName)
         _injection_context_count_add(1)
     }

@@ -100,9 +100,7 @@ final class WeakReference: @unchecked Sendable {  // `object` is a weak referenc
     let valueType: Any.Type
 
     init(_ object: AnyObject, type: AnyType, valueType: Any.Type) {
-        self.object = object
-        self.type = type
-        self.valueType = valueType
+        (self.object, self.type, self.valueType) = (object, type, valueType)
     }
 
     /// The instance, if it is still alive, in a new box of ``valueType``: the box it came from had that

@@ -14,9 +14,7 @@ final class Build: @unchecked Sendable {
     fileprivate var isFinished = false
 
     init(owner: Resolution, container: ObjectIdentifier, type: AnyType) {
-        self.owner = owner
-        self.container = container
-        self.type = type
+        (self.owner, self.container, self.type) = (owner, container, type)
     }
 }
 

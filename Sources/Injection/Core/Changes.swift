@@ -19,14 +19,12 @@ extension InjectionContainer {
                     transaction.record(operation, whileCurrent: current, isCurrentInState: state[current.type] === current)
                 }
                 if let recorded { return recorded }
-            } else if transaction.record(.register(key, registration)) {
-                return true
-            }
+            } else if transaction.record(.register(key, registration)) { return true }
         }
         var isCurrent = true, replacedHeldInstances = false
         apply { state in
-            let evictions: ContainerState.Evictions?
-            (isCurrent, evictions) = state.replace(key, with: registration, whileCurrent: current)
+            isCurrent = current.map { state[$0.type] === $0 } ?? true
+            let evictions = isCurrent ? state.replace(key, with: registration) : nil
             replacedHeldInstances = evictions?.replacedHeldInstances ?? false
             return forgettingEdges(of: key, evictions)
         }
@@ -47,18 +45,14 @@ extension InjectionContainer {
     func reset<Failure: Error>(applying body: () throws(Failure) -> Void) throws(Failure) {
         if let transaction = openTransaction(), transaction.isRunningHere, let mark = transaction.mark(), transaction.record(.reset) {
             // Nested: the outer block commits everything, or, if this one throws, nothing of this one.
-            do {
-                try body()
-            } catch {
+            do { try body() } catch {
                 transaction.discard(since: mark)
                 throw error
             }
             return
         }
         let transaction = Transaction(container: self, outer: Binding.current?.transaction)
-        do {
-            try Binding.withContainer(self, transaction: transaction, body)
-        } catch {
+        do { try Binding.withContainer(self, transaction: transaction, body) } catch {
             _ = transaction.commit()
             throw error
         }
@@ -84,7 +78,8 @@ extension InjectionContainer {
         case .reset: return state.reset()
         case .register(let key, let new): return forgettingEdges(of: key, state.replace(key, with: new))
         case .registerWhileCurrent(let key, let registration, let current):
-            return forgettingEdges(of: key, state.replace(key, with: registration, whileCurrent: current).evictions)
+            guard state[current.type] === current else { return nil }  // The handle is stale.
+            return forgettingEdges(of: key, state.replace(key, with: registration))
         case .unregister(let key): return forgettingEdges(of: key, state.replace(key, with: nil))
         case .removeAll:
             forgetObservations()

@@ -24,6 +24,29 @@ struct ContainerState {
 
         init(registration: Registration) { self.registration = registration }
 
+        /// Whether it holds an instance: cached, or held weakly and still alive. Reading a weak reference takes a
+        /// strong one, which may turn out to be the last: a live weak instance is appended to `keptAlive`, to be
+        /// released after unlocking, so its `deinit` never runs under the lock.
+        func hasLiveInstance(keepingAliveIn keptAlive: inout [AnyObject]) -> Bool {
+            switch held {
+            case .instance: return true
+            case .weak(let reference):
+                guard let object = reference.object else { return false }
+                keptAlive.append(object)
+                return true
+            default: return false
+            }
+        }
+
+        /// Whether the resolution `owner` is building the key's instance.
+        func isBuilt(by owner: Resolution) -> Bool {
+            switch held {
+            case .building(let current): current === owner
+            case .waited(let build): build.owner === owner
+            default: false
+            }
+        }
+
         /// The key's instance, or its build in progress.
         var held: Held {
             get {
@@ -118,48 +141,40 @@ struct ContainerState {
         guard let index = slots.index(of: key) else { return .notRegistered }
         // In place: the slot read as a value would be copied, with a reference count per field.
         return slots.withElement(at: index) { [epoch] slot in
-            Self.claim(
-                &slot, key, in: container, isAsync: isAsync, isInChain: isInChain, caches: caches,
-                isOnMainActor: isOnMainActor, owner: owner, epoch: epoch)
+            let registration = slot.registration
+            switch slot.held {
+            case .instance(let box):
+                if caches { slot.isInThreadCaches = true }
+                return .cached(box, cacheable: true)
+            case .weak(let reference): if let box = reference.box { return .cached(box, cacheable: false) }
+            case .building, .waited, .nothing: break
+            }
+            if isInChain { return .cycle }
+            if registration.kind == .mainActor && !isOnMainActor() { return isAsync ? .hop : .wrongIsolation }
+            // Never block a thread on async work: a synchronous resolve cannot build or wait for it.
+            if registration.kind == .async && !isAsync { return .asyncFactory(registration.lifetime) }
+            switch slot.held {
+            case .building(let owner):  // The first waiter makes the build's handle: an uncontended build needs none.
+                let build = Build(owner: owner, container: container, type: key)
+                slot.held = .waited(build)
+                return .wait(build)
+            case .waited(let build): return .wait(build)
+            default: break
+            }
+            let recordsEdges = slot.recordsEdges && !isAsync
+            guard registration.lifetime != .transient else {
+                // A factory whose edges are known, and which has nothing to run after it, may run from the
+                // thread's cache without this lock.
+                let cacheable = !recordsEdges && registration.options.postConstruct.isEmpty
+                    && registration.kind == .plain
+                if cacheable && caches { slot.isInThreadCaches = true }
+                return .build(registration, owner: nil, recordsEdges: recordsEdges, epoch: epoch, cacheable: cacheable)
+            }
+            let owner = owner ?? Resolution.make()
+            slot.held = .building(owner)
+            slot.dependencies = []
+            return .build(registration, owner: owner, recordsEdges: recordsEdges, epoch: epoch, cacheable: false)
         }
-    }
-
-    private static func claim(
-        _ slot: inout Slot, _ key: AnyType, in container: ObjectIdentifier, isAsync: Bool, isInChain: Bool,
-        caches: Bool, isOnMainActor: () -> Bool, owner: Resolution?, epoch: UInt64
-    ) -> Claim {
-        let registration = slot.registration
-        switch slot.held {
-        case .instance(let box):
-            if caches { slot.isInThreadCaches = true }
-            return .cached(box, cacheable: true)
-        case .weak(let reference): if let box = reference.box { return .cached(box, cacheable: false) }
-        case .building, .waited, .nothing: break
-        }
-        if isInChain { return .cycle }
-        if registration.kind == .mainActor && !isOnMainActor() { return isAsync ? .hop : .wrongIsolation }
-        // Never block a thread on async work: a synchronous resolve cannot build or wait for it.
-        if registration.kind == .async && !isAsync { return .asyncFactory(registration.lifetime) }
-        switch slot.held {
-        case .building(let owner):  // The first waiter makes the build's handle: an uncontended build needs none.
-            let build = Build(owner: owner, container: container, type: key)
-            slot.held = .waited(build)
-            return .wait(build)
-        case .waited(let build): return .wait(build)
-        default: break
-        }
-        let recordsEdges = slot.recordsEdges && !isAsync
-        guard registration.lifetime != .transient else {
-            // A factory whose edges are known, and which has nothing to run after it, may run from the
-            // thread's cache without this lock.
-            let cacheable = !recordsEdges && registration.options.postConstruct.isEmpty && registration.kind == .plain
-            if cacheable && caches { slot.isInThreadCaches = true }
-            return .build(registration, owner: nil, recordsEdges: recordsEdges, epoch: epoch, cacheable: cacheable)
-        }
-        let owner = owner ?? Resolution.make()
-        slot.held = .building(owner)
-        slot.dependencies = []
-        return .build(registration, owner: owner, recordsEdges: recordsEdges, epoch: epoch, cacheable: false)
     }
 
     /// What finishing a build asks for: whether the instance was stored (cached, or held weakly for
@@ -180,36 +195,27 @@ struct ContainerState {
     ) -> Completion {
         guard let index = slots.index(of: registration.type) else { return (false, nil, []) }
         return slots.withElement(at: index) { [epoch] slot in
-            Self.complete(
-                &slot, registration, owner: owner, isCurrentEpoch: buildEpoch == epoch, instance: instance,
-                recordedEdges: recordedEdges)
-        }
-    }
-
-    private static func complete(
-        _ slot: inout Slot, _ registration: Registration, owner: Resolution?, isCurrentEpoch: Bool, instance: Box?,
-        recordedEdges: Bool
-    ) -> Completion {
-        var completion: Completion = (false, nil, [])
-        guard slot.registration === registration else { return completion }
-        if instance != nil && recordedEdges { slot.recordsEdges = false }
-        switch slot.held {
-        case .building(let current) where owner != nil && current === owner: break
-        case .waited(let build) where owner != nil && build.owner === owner:
-            swap(&completion.waiters, &build.asyncWaiters)
-            completion.woken = build
-        default: return completion
-        }
-        slot.held = .nothing
-        if let instance, registration.lifetime == .singleton || isCurrentEpoch {
-            if registration.lifetime != .weak {
-                slot.held = .instance(instance)
-            } else if let object = instance.object {
-                slot.held = .weak(WeakReference(object, type: registration.type, valueType: instance.type))
+            var completion: Completion = (false, nil, [])
+            guard slot.registration === registration else { return completion }
+            if instance != nil && recordedEdges { slot.recordsEdges = false }
+            switch slot.held {
+            case .building(let current) where owner != nil && current === owner: break
+            case .waited(let build) where owner != nil && build.owner === owner:
+                swap(&completion.waiters, &build.asyncWaiters)
+                completion.woken = build
+            default: return completion
             }
-            completion.stored = true
+            slot.held = .nothing
+            if let instance, registration.lifetime == .singleton || buildEpoch == epoch {
+                if registration.lifetime != .weak {
+                    slot.held = .instance(instance)
+                } else if let object = instance.object {
+                    slot.held = .weak(WeakReference(object, type: registration.type, valueType: instance.type))
+                }
+                completion.stored = true
+            }
+            return completion
         }
-        return completion
     }
 
     /// Records that the build of `key`'s instance in progress resolved `requested`, directly or through what
@@ -298,37 +304,19 @@ struct ContainerState {
         let replaced = registration.map { slots.insert(Slot(registration: $0), for: key) } ?? slots.remove(key)
         guard var old = replaced else { return nil }
         var evictions = Evictions()
-        switch old.held {
-        case .instance: evictions.replacedHeldInstances = true
-        case .weak(let reference):
-            if let object = reference.object {
-                evictions.replacedHeldInstances = true
-                evictions.released.append(object)  // The strong reference the read took may be the last.
-            }
-        default: evictions.replacedHeldInstances = old.registration.lifetime == .transient
-        }
+        // A live weak instance goes to `released`: the strong reference the read took may be the last.
+        evictions.replacedHeldInstances = old.registration.lifetime == .transient
+            || old.hasLiveInstance(keepingAliveIn: &evictions.released)
         evictions.empty(&old)
         evictions.released.append(old.registration)
         return evictions
-    }
-
-    /// Registers `registration` for `key` as ``replace(_:with:)`` does, but, given `current`, only while
-    /// `current` is the registration of its own key: a change made through a handle of `current`
-    /// (`InjectionRegistration`), checked and made in one step. `isCurrent` is `false`, and nothing changed,
-    /// if `current` was replaced or unregistered since: the handle is stale.
-    mutating func replace(
-        _ key: AnyType, with registration: Registration, whileCurrent current: Registration?
-    ) -> (isCurrent: Bool, evictions: Evictions?) {
-        if let current, self[current.type] !== current { return (false, nil) }
-        return (true, replace(key, with: registration))
     }
 
     /// Unregisters everything: every instance is evicted as by a reset, singletons included, and every
     /// build in progress finishes but caches nothing.
     mutating func removeAll() -> Evictions {
         var evictions = Evictions()
-        epoch &+= 1
-        generation &+= 1
+        (epoch, generation) = (epoch &+ 1, generation &+ 1)
         slots.forEachElement { slot in
             evictions.empty(&slot)
             evictions.released.append(slot.registration)

@@ -38,12 +38,8 @@ struct Frame {
         container: ObjectIdentifier, type: AnyType, epoch: UInt64, parent: FrameRef?, startsResolution: Bool,
         recordsEdges: Bool, resolution: Resolution? = nil, keepsInstance: Bool = false, inBuild: Bool? = nil
     ) {
-        self.container = container
-        self.type = type
-        self.parent = parent
-        self.startsResolution = startsResolution
-        self.recordsEdges = recordsEdges
-        self.resolution = resolution
+        (self.container, self.type, self.parent, self.resolution) = (container, type, parent, resolution)
+        (self.startsResolution, self.recordsEdges) = (startsResolution, recordsEdges)
         let inParent = parent?.container == container
         self.epoch = !startsResolution && inParent ? parent!.epoch : epoch
         // `inBuild`: whether it runs inside its parent's build; by default, unless it starts a resolution.

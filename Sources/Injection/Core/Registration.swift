@@ -49,25 +49,16 @@ final class Registration: Sendable {
         _ type: AnyType, _ lifetime: InjectionLifetime, _ kind: Kind, file: StaticString,
         ownsInstances: Bool = true, factory: @escaping @Sendable () throws -> Value, options: Options
     ) {
-        self.type = type
-        self.file = file
-        self.lifetime = lifetime
-        self.kind = kind
-        self.ownsInstances = ownsInstances
+        (self.type, self.file, self.lifetime, self.kind) = (type, file, lifetime, kind)
+        (self.ownsInstances, self.options) = (ownsInstances, options)
         make = { Box.make(try factory()) }
         transientFactory = lifetime == .transient ? TypedTransientFactory(factory) : nil
-        self.options = options
     }
 
     /// `other` with `options` instead of its own.
     private init(copying other: Registration, options: Options) {
-        type = other.type
-        file = other.file
-        lifetime = other.lifetime
-        kind = other.kind
-        ownsInstances = other.ownsInstances
-        make = other.make
-        transientFactory = other.transientFactory
+        (type, file, lifetime, kind) = (other.type, other.file, other.lifetime, other.kind)
+        (ownsInstances, make, transientFactory) = (other.ownsInstances, other.make, other.transientFactory)
         self.options = options
     }
 

@@ -130,11 +130,7 @@ extension InjectionContainer {
         _ body: () throws -> Box
     ) -> Outcome {
         thread.bind(Binding(self, frame: frame, transaction: transaction)) {
-            do {
-                return .success(try body())
-            } catch {
-                return .failure(failure(error, in: frame, isPostConstruction: isPostConstruction))
-            }
+            Result { try body() }.mapError { failure($0, in: frame, isPostConstruction: isPostConstruction) }
         }
     }
 
@@ -175,9 +171,7 @@ extension InjectionContainer {
         }
         // A strict test's build of a launch registration: reported once unlocked (the report runs test code).
         if let report = strict?.report, case .build(let registration, _, _, _, _) = claim,
-           strict?.launch[ObjectIdentifier(registration)] != nil {
-            reportLaunchRegistration(requested, report: report)
-        }
+           strict?.launch[ObjectIdentifier(registration)] != nil { reportLaunchRegistration(requested, report: report) }
         switch claim {
         case .notRegistered:
             // At the top of a resolve from the process-wide container while a test's container lives.
@@ -240,9 +234,7 @@ extension InjectionContainer {
         }
         if defersPostConstruction {
             frame.resolution.deferToEnd(work)
-        } else if let error = work() {
-            return .failure(error)
-        }
+        } else if let error = work() { return .failure(error) }
         return outcome
     }
 
@@ -308,9 +300,9 @@ extension InjectionContainer {
     /// frame of its own resolution (`parent` is `nil`) owns no build: nobody can be waiting for it, so
     /// its wait cannot close a cycle.
     private func wait(for build: Build, from parent: FrameRef?) throws(InjectionError) {
-        if parent != nil { waitHooks.beforeJoining?(build.type) }
+        if parent != nil { waitHooks.beforeJoining?(build.type.type) }
         let waiting = try joinWaitGraph(for: build, from: parent)
-        if waiting != nil { waitHooks.afterJoining?(build.type) }
+        if waiting != nil { waitHooks.afterJoining?(build.type.type) }
         defer { if let waiting { Build.endWaiting(waiting) } }
         state.wait { !$0.isBuilding(build) }
     }
@@ -402,9 +394,7 @@ extension InjectionContainer {
             return await TaskBinding.$current.withValue(binding) {
                 do {
                     return Unchecked(.success(try await makeAsync()))
-                } catch {
-                    return Unchecked(.failure(failure(error, in: .heap(frame))))
-                }
+                } catch { return Unchecked(.failure(failure(error, in: .heap(frame)))) }
             }
         }.value.value
     }

@@ -20,9 +20,7 @@ final class Transaction: Sendable {
     private let log = LockedState((operations: [Operation.reset], isCommitted: false))
 
     init(container: InjectionContainer, outer: Transaction?) {
-        self.container = container
-        self.outer = outer
-        opener = Self.here
+        (self.container, self.outer, opener) = (container, outer, Self.here)
     }
 
     /// The running task and thread (the thread's state, made here if need be: the block's is made later).

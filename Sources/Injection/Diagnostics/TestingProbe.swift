@@ -18,19 +18,12 @@ import _InjectionPlatform
         case factory
     }
 
-    /// What the calling thread's cache holds for `type` (not a key) of `container`.
-    public static func threadCacheEntry(for type: Any.Type, in container: InjectionContainer) -> ThreadCacheEntry {
-        entry(AnyType(type), in: container)
-    }
-
-    /// What the calling thread's cache holds for the typed key `key` of `container`.
-    public static func threadCacheEntry<Key: InjectionKey>(forKey key: Key.Type, in container: InjectionContainer) -> ThreadCacheEntry {
-        entry(AnyType(key: key), in: container)
-    }
-
-    private static func entry(_ type: AnyType, in container: InjectionContainer) -> ThreadCacheEntry {
+    /// What the calling thread's cache holds for `type` of `container`: the typed key `type` if `isKey`.
+    public static func threadCacheEntry(
+        for type: Any.Type, isKey: Bool = false, in container: InjectionContainer
+    ) -> ThreadCacheEntry {
         guard let cache = ThreadState.current?.takeUnretainedValue().cache?.takeUnretainedValue() else { return .none }
-        let entry = cache.beginLookup(type, in: ObjectIdentifier(container))
+        let entry = cache.beginLookup(AnyType(type, isKey: isKey), in: ObjectIdentifier(container))
         cache.endLookup()
         return entry.instance != nil ? .instance : entry.transient != nil ? .factory : .none
     }
@@ -81,34 +74,20 @@ import _InjectionPlatform
         in container: InjectionContainer, beforeJoining: (@Sendable (Any.Type) -> Void)?,
         afterJoining: (@Sendable (Any.Type) -> Void)?
     ) {
-        // Each hook gets the type being built as the test wrote it.
-        let hook = { (body: @escaping @Sendable (Any.Type) -> Void) in { @Sendable (key: AnyType) in body(key.type) } }
-        container.waitHooks = (beforeJoining.map(hook), afterJoining.map(hook))
+        container.waitHooks = (beforeJoining, afterJoining)  // Each gets the type being built as the test wrote it.
     }
 
-    /// Whether a resolution was told to wait for the build of `type` now in progress in `container`.
-    public static func buildHasWaiters(for type: Any.Type, in container: InjectionContainer) -> Bool {
-        container.state.withLock { $0.build(of: AnyType(type)) != nil }
-    }
-
-    /// How many tasks (`resolveAsync`) are suspended waiting for the build of `type` now in progress in
-    /// `container`.
-    public static func asyncWaiterCount(for type: Any.Type, in container: InjectionContainer) -> Int {
-        container.state.withLock { $0.build(of: AnyType(type))?.asyncWaiters.count ?? 0 }
-    }
-
-    /// Whether a resolution was told to wait for the build of the typed key `key` now in progress in
-    /// `container`.
-    public static func buildHasWaiters<Key: InjectionKey>(forKey key: Key.Type, in container: InjectionContainer) -> Bool {
-        container.state.withLock { $0.build(of: AnyType(key: key)) != nil }
+    /// `nil` unless a resolution was told to wait for the build of `type` (the typed key `type` if `isKey`) now
+    /// in progress in `container`; else how many tasks (`resolveAsync`) are suspended waiting for it.
+    public static func buildWaiters(for type: Any.Type, isKey: Bool = false, in container: InjectionContainer) -> Int? {
+        container.state.withLock { $0.build(of: AnyType(type, isKey: isKey))?.asyncWaiters.count }
     }
 
     /// Whether `container` holds the build closure registered for `Model`: a build, or `buildAsync`, read it
     /// since it was registered.
     public static func holdsBuildClosure<Model: Builder>(for builder: Model.Type, in container: InjectionContainer) -> Bool {
         container.state.withLock { state in
-            var keptAlive: [AnyObject] = []
-            return state.holders(of: nil, keepingAliveIn: &keptAlive).contains(AnyType(builder: builder))
+            if case .instance? = state.slots[AnyType(builder: builder)]?.held { true } else { false }
         }
     }
 
@@ -168,9 +147,7 @@ extension InjectionProbe {
 
             /// What a test expects a change to take out.
             public init(evicted: Int, abandoned: Int, threadCacheKeys: Int) {
-                self.evicted = evicted
-                self.abandoned = abandoned
-                self.threadCacheKeys = threadCacheKeys
+                (self.evicted, self.abandoned, self.threadCacheKeys) = (evicted, abandoned, threadCacheKeys)
             }
         }
 
@@ -184,7 +161,7 @@ extension InjectionProbe {
         public var resettableCount: Int { state.resettableCount }
 
         /// How many keys are registered.
-        public var registrationCount: Int { state.slots.count }
+        public var registrationCount: Int { state.slots.entries.count }
 
         /// The registration the last ``register(_:lifetime:isolation:)`` made, as it made it: to compare with
         /// what ``registration(of:)`` finds later.
@@ -272,18 +249,10 @@ extension InjectionProbe {
 /// What the probe asks of a container's state that the container itself never needs.
 extension ContainerState {
     /// The build of `key` in progress, if any.
-    func build(of key: AnyType) -> Build? {
-        if case .waited(let build)? = slots[key]?.held { build } else { nil }
-    }
+    func build(of key: AnyType) -> Build? { if case .waited(let build)? = slots[key]?.held { build } else { nil } }
 
     /// Whether `owner` is still building `key` (a test probe).
-    func isBuilding(_ key: AnyType, by owner: Resolution) -> Bool {
-        switch slots[key]?.held {
-        case .building(let current)?: current === owner
-        case .waited(let build)?: build.owner === owner
-        default: false
-        }
-    }
+    func isBuilding(_ key: AnyType, by owner: Resolution) -> Bool { slots[key]?.isBuilt(by: owner) == true }
 
     /// How many keys hold an instance or a build that a reset would visit (a test probe).
     var resettableCount: Int {

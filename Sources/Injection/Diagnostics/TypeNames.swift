@@ -131,9 +131,7 @@ final class TypeNames: Sendable {
             if part.starts(with: "unknown context at ".utf8), let close = part.firstIndex(of: UInt8(ascii: ")")) {
                 let rest = part[part.index(after: close)...]
                 kept += rest.first == UInt8(ascii: ".") ? rest.dropFirst() : rest
-            } else {
-                kept += [UInt8(ascii: "(")] + part
-            }
+            } else { kept += [UInt8(ascii: "(")] + part }
         }
         return String(decoding: kept, as: UTF8.self)
     }

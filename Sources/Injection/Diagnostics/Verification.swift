@@ -66,17 +66,7 @@ final class Verification: Sendable {
     private static let workers = LockedState(Set<ObjectIdentifier>())
 
     /// The containers being verified.
-    private static let verifying = LockedState(Set<ObjectIdentifier>())
-
-    /// Notes that `container` is being verified; `false` if it already was.
-    static func begin(_ container: InjectionContainer) -> Bool {
-        verifying.withLock { $0.insert(ObjectIdentifier(container)).inserted }
-    }
-
-    /// Notes that the verification of `container` ended.
-    static func end(_ container: InjectionContainer) {
-        _ = verifying.withLock { $0.remove(ObjectIdentifier(container)) }
-    }
+    static let verifying = LockedState(Set<ObjectIdentifier>())
 
     /// The calling thread's state, made if needed, stands for the thread.
     private static var threadIdentity: ObjectIdentifier { ObjectIdentifier(ThreadState.currentOrNew!) }
@@ -139,11 +129,7 @@ extension ContainerState {
     mutating func abandonBuilds(of owner: Resolution) -> (keys: [AnyType], evictions: Evictions) {
         var evictions = Evictions(), keys: [AnyType] = []
         slots.forEachElement { slot in
-            switch slot.held {
-            case .building(let current) where current === owner: break
-            case .waited(let build) where build.owner === owner: break
-            default: return
-            }
+            guard slot.isBuilt(by: owner) else { return }
             keys.append(slot.registration.type)
             evictions.empty(&slot)
         }

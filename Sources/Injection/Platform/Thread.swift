@@ -24,10 +24,11 @@ enum OSThread {
         fatalError("Injection: a parked thread woke up")
     }
 
-    private static let mainQueueKey = DispatchSpecificKey<Bool>()
-    private static let isMainQueueMarked: Bool = {
-        DispatchQueue.main.setSpecific(key: mainQueueKey, value: true)
-        return true
+    /// Set on the main queue when first read.
+    private static let mainQueueKey = {
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
     }()
 
     /// Whether the running code is isolated to the main actor, without the crash of `assumeIsolated`:
@@ -36,7 +37,6 @@ enum OSThread {
     /// (under some test runners a thread other than the main one drains it).
     static func isMainActor(_ caller: (any Actor)?) -> Bool {
         if let caller { return (caller as AnyObject) === MainActor.shared }
-        _ = isMainQueueMarked
         return _injection_is_main_thread() || DispatchQueue.getSpecific(key: mainQueueKey) == true
     }
 }

@@ -28,9 +28,6 @@ struct HashTable<Element> {
 
     init() {}
 
-    /// How many entries there are.
-    var count: Int { storage?.withUnsafeMutablePointerToHeader { $0.pointee.count } ?? 0 }
-
     /// Where `key`'s entry is, if it is here (valid until the table changes).
     func index(of key: AnyType) -> Int? {
         storage?.withUnsafeMutablePointers { header, keys in
@@ -146,9 +143,7 @@ struct HashTable<Element> {
                     if isUnique {
                         (newElements + target).moveInitialize(from: elements + index, count: 1)
                         keys[index] = 0  // Moved out: the old storage's deinit must not destroy it.
-                    } else {
-                        (newElements + target).initialize(to: elements[index])
-                    }
+                    } else { (newElements + target).initialize(to: elements[index]) }
                 }
                 newHeader.pointee.count = count
             }
