@@ -10,7 +10,8 @@ if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--child" {
 }
 
 // `--profile MODE [N]`: runs one launch scenario N times and nothing else, for `perf record` or
-// `valgrind --tool=callgrind` (modes: register, first, steady, reset, each with a `-seed` twin).
+// `valgrind --tool=callgrind` (modes: register, first, steady, reset, each with a `-seed` twin; and cached,
+// cached-b, graph, graph-direct, in-factory: N thousand resolves or graphs of scenarios 1, 2 and 4).
 if CommandLine.arguments.count >= 3, CommandLine.arguments[1] == "--profile" {
     LaunchScenarios.profile(CommandLine.arguments[2], iterations: CommandLine.arguments.count > 3 ? Int(CommandLine.arguments[3])! : 20)
 }

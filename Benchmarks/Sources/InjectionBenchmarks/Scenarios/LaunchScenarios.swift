@@ -136,6 +136,10 @@ enum LaunchScenarios {
             "first": firstResolveInjection, "first-seed": firstResolveSeed,
             "steady": steadyInjection, "steady-seed": steadySeed,
             "reset": resetInjection, "reset-seed": resetSeed,
+            // Scenarios 1, 2 and 4 (per resolve or graph, against their baselines), for callgrind's counts.
+            "cached": hot(InjectionScenarios.cachedLoop), "cached-b": hot(Baselines.cachedLoopB),
+            "graph": hot(InjectionScenarios.graphLoop), "graph-direct": hot(Baselines.graphLoopDirect),
+            "in-factory": hot(InjectionScenarios.inFactoryLoop),
         ]
         guard let run = runs[mode] else {
             FileHandle.standardError.write(Data("error: unknown profile mode \(mode); one of \(runs.keys.sorted())\n".utf8))
@@ -147,6 +151,19 @@ enum LaunchScenarios {
         print(mode, Double(timing.nanoseconds) / Double(iterations * launchTypeCount), "ns per type")
         exit(0)
     }
+
+    /// A hot-path scenario as a profile: `iterations` thousand resolves (or graphs), its containers set up first.
+    private static func hot(_ loop: @escaping (Int) -> Int) -> (Int) -> Timing {
+        { iterations in
+            _ = hotSetUp
+            return timed(iterations * 1000, loop)
+        }
+    }
+
+    private static let hotSetUp: Void = {
+        InjectionScenarios.setUp()
+        Baselines.setUp()
+    }()
 
     /// The measured part of a profile, apart from its warm-up: give callgrind
     /// `--collect-atstart=no --toggle-collect='*profiledRun*'`.
