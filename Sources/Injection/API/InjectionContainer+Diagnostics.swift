@@ -278,7 +278,8 @@ extension ContainerState {
     /// Reading a weak reference takes a strong one, which may turn out to be the last: a live weak instance is
     /// appended to `keptAlive`, to be released after unlocking, so its `deinit` never runs under the lock.
     func holders(of type: AnyType?, keepingAliveIn keptAlive: inout [AnyObject]) -> [AnyType] {
-        slots.entries.filter { key, slot in
+        if let type, !dependedOn.contains(type) { return [] }
+        return slots.entries.filter { key, slot in
             guard type.map(slot.dependencies.contains) ?? true else { return false }
             return slot.hasLiveInstance(keepingAliveIn: &keptAlive)
         }.map(\.key)

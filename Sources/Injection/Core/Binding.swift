@@ -10,12 +10,13 @@ import _InjectionPlatform
 /// handles ask it. An async resolve reads ``TaskBinding/current`` itself: a task has no thread binding
 /// to prefer.
 ///
-/// The container and the transaction are not retained: the scope that published them outlives every
-/// use of the binding (a retain of one shared container from every thread would make threads contend).
+/// The container, the frame and the transaction are not retained: the scope that published them outlives
+/// every use of the binding (a retain of one shared container from every thread would make threads contend),
+/// and a binding copies with no reference count (the transient graph target, ≤ 3.5x).
 struct Binding {
     let container: Unmanaged<InjectionContainer>
     let frame: FrameRef?
-    let transaction: Transaction?
+    private let unretainedTransaction: Unmanaged<Transaction>?
     /// Whether a resolve here starts a resolution of its own though ``frame`` is set: the frame came
     /// through the task-local from another task (a child of an async factory, a task started inside a
     /// factory), which may be using it at the same time. The frame then serves the chain only.
@@ -23,8 +24,11 @@ struct Binding {
 
     init(_ container: InjectionContainer, frame: FrameRef?, transaction: Transaction?, startsResolution: Bool = false) {
         (self.container, self.frame) = (.passUnretained(container), frame)
-        (self.transaction, self.startsResolution) = (transaction, startsResolution)
+        (unretainedTransaction, self.startsResolution) = (transaction.map { .passUnretained($0) }, startsResolution)
     }
+
+    /// The innermost open `resetCurrentContainer { }` block around the running code, if any.
+    var transaction: Transaction? { unretainedTransaction?.takeUnretainedValue() }
 
     /// The binding of the running code: its thread's synchronous scope, else its task's; `nil` where
     /// neither binds anything (the process-wide container applies). Skips the task-local read while no
@@ -91,7 +95,7 @@ final class TaskBinding: Sendable {
     var binding: Binding {
         let frame = frame.flatMap { $0.hasEnded ? nil : $0 }
         return Binding(
-            container, frame: frame.map { .heap($0) }, transaction: transaction,
+            container, frame: frame.map { .on($0) }, transaction: transaction,
             startsResolution: frame.map { $0.ownerTask == nil || $0.ownerTask != currentTaskIdentity() } ?? false)
     }
 }

@@ -90,6 +90,9 @@ struct ContainerState {
     private(set) var epoch: UInt64 = 0
     /// Bumped by every change of a registration: what the type names are worked out from.
     private(set) var generation: UInt64 = 0
+    /// Every key some build recorded as a dependency (``record(_:for:)``): the re-registration report looks
+    /// at the slots only for these, so registering again costs no pass over all of them.
+    private(set) var dependedOn: Set<AnyType> = []
 
     init() {}
 
@@ -223,7 +226,12 @@ struct ContainerState {
     /// re-registration report follows the build that made the instance, not an earlier one, nor one that failed.
     mutating func record(_ requested: AnyType, for key: AnyType) {
         guard let index = slots.index(of: key) else { return }
-        slots.withElement(at: index) { if !$0.dependencies.contains(requested) { $0.dependencies.append(requested) } }
+        let isNew = slots.withElement(at: index) { slot in
+            guard !slot.dependencies.contains(requested) else { return false }
+            slot.dependencies.append(requested)
+            return true
+        }
+        if isNew { dependedOn.insert(requested) }
     }
 
     /// Whether `build` is still in progress (a waiter keeps waiting) or was finished or abandoned.

@@ -48,13 +48,6 @@ struct Frame {
 
     /// Whether this frame is the root of its resolution.
     var isRoot: Bool { startsResolution || parent == nil }
-
-    /// Takes the parent out of the frame if it is on the heap, and returns it.
-    fileprivate mutating func detachHeapParent() -> HeapFrame? {
-        guard case .heap(let frame)? = parent else { return nil }
-        parent = nil
-        return frame
-    }
 }
 
 /// A frame on the heap, for a frame that outlives the call that made it. Keeps its parents alive.
@@ -62,18 +55,28 @@ final class HeapFrame: @unchecked Sendable {  // `frame` changes only on the res
     fileprivate(set) var frame: Frame
     /// For an async construction's frame, the task running it (set once, before the factory runs).
     var ownerTask: Int?
+    /// The parent on the heap, if any, which ``frame`` refers to without retaining it.
+    private var heapParent: HeapFrame?
 
-    init(_ frame: Frame) { self.frame = frame }
+    init(_ frame: Frame) {
+        self.frame = frame
+        if case .heap(let parent)? = frame.parent { heapParent = parent.takeUnretainedValue() }
+    }
 
     deinit {
         // A long chain is released one frame at a time: each parent that only this chain holds is
         // detached from its own parent before it goes, so no `deinit` runs inside another.
-        var next = frame.detachHeapParent()
-        while isKnownUniquelyReferenced(&next) { next = next?.frame.detachHeapParent() }
+        var next = heapParent
+        heapParent = nil
+        while isKnownUniquelyReferenced(&next) {
+            let parent = next?.heapParent
+            next?.heapParent = nil
+            next = parent
+        }
     }
 
     /// Whether the resolution this frame belongs to has ended (see ``Resolution/hasEnded``).
-    var hasEnded: Bool { FrameRef.heap(self).root.read { $0.pointee.resolution?.hasEnded } ?? false }
+    var hasEnded: Bool { FrameRef.on(self).root.read { $0.pointee.resolution?.hasEnded } ?? false }
 
     /// Ends the resolution this frame is the root of, if it has one.
     func endResolution() { frame.resolution?.end() }
@@ -83,7 +86,13 @@ final class HeapFrame: @unchecked Sendable {  // `frame` changes only on the res
 /// is valid while that call runs, which whoever published it outlives.
 enum FrameRef {
     case stack(UnsafeMutablePointer<Frame>)
-    case heap(HeapFrame)
+    /// Not retained, so that a frame reference copies with no reference count (the transient graph target,
+    /// ≤ 3.5x): whoever publishes one keeps its frame alive, as for a local frame (a task's binding, the
+    /// resolve that made it, a copy of its child: a ``HeapFrame`` keeps its parent on the heap alive).
+    case heap(Unmanaged<HeapFrame>)
+
+    /// `frame`, which the caller keeps alive while the reference is used.
+    static func on(_ frame: HeapFrame) -> FrameRef { .heap(.passUnretained(frame)) }
 
     /// Reads the frame in place, through a pointer: a frame passed as a value would be copied, with a
     /// reference count per field (the transient graph target, ≤ 3.5x, fails with that).
@@ -91,7 +100,8 @@ enum FrameRef {
     func read<Result>(_ body: (UnsafePointer<Frame>) -> Result) -> Result {
         switch self {
         case .stack(let pointer): body(pointer)
-        case .heap(let frame): withUnsafePointer(to: frame.frame) { body($0) }  // A copy: other tasks may read it too.
+        // A copy: other tasks may read it too.
+        case .heap(let frame): withUnsafePointer(to: frame.takeUnretainedValue().frame) { body($0) }
         }
     }
 
@@ -171,7 +181,7 @@ enum FrameRef {
         }
         switch root {
         case .stack(let pointer): return resolution(of: &pointer.pointee)
-        case .heap(let frame): return resolution(of: &frame.frame)
+        case .heap(let frame): return resolution(of: &frame.takeUnretainedValue().frame)
         }
     }
 
@@ -185,7 +195,7 @@ enum FrameRef {
         var current: FrameRef? = self
         while let frame = current, onHeap == nil {
             switch frame {
-            case .heap(let frame): onHeap = frame
+            case .heap(let frame): onHeap = frame.takeUnretainedValue()
             case .stack(let pointer):
                 onHeap = pointer.pointee.escaped
                 if onHeap == nil {
@@ -197,7 +207,7 @@ enum FrameRef {
         for pointer in locals.reversed() {  // From the outermost, each onto its parent's copy.
             if pointer.pointee.isRoot { _ = FrameRef.stack(pointer).resolution }  // Shared by the copy.
             var copy = pointer.pointee
-            copy.parent = onHeap.map { .heap($0) }
+            copy.parent = onHeap.map { .on($0) }
             copy.escaped = nil
             let frame = HeapFrame(copy)
             pointer.pointee.escaped = frame

@@ -223,7 +223,7 @@ extension InjectionContainer {
         let postFrame = frame.escape()  // Outlives this call when deferred.
         let work = { [self] () -> InjectionError? in
             let finished = ThreadState.withCurrent { thread in
-                run(.heap(postFrame), thread: thread, transaction: transaction, isPostConstruction: true) {
+                run(.on(postFrame), thread: thread, transaction: transaction, isPostConstruction: true) {
                     for step in steps { try step(instance) }
                     return instance
                 }
@@ -362,12 +362,12 @@ extension InjectionContainer {
                 if let waiting { Build.endWaiting(waiting) }
             case .build(let registration, let buildOwner, let recordsEdges, let epoch, _):
                 let frame = HeapFrame(Frame(
-                    container: id, type: requested, epoch: epoch, parent: parent.map { .heap($0.escape()) },
+                    container: id, type: requested, epoch: epoch, parent: parent.map { .on($0.escape()) },
                     startsResolution: true, recordsEdges: recordsEdges, resolution: owner,
                     keepsInstance: buildOwner != nil, inBuild: !startsResolution))
                 let made = await run(registration, in: frame, transaction: transaction)
                 let outcome = complete(
-                    made, of: registration, owner: buildOwner, frame: .heap(frame),
+                    made, of: registration, owner: buildOwner, frame: .on(frame),
                     transaction: transaction, defersPostConstruction: false)
                 return try withExtendedLifetime(task) { close(owner, outcome, of: registration) }.get()
             default: preconditionFailure("Injection: a failed claim was not thrown")
@@ -382,7 +382,7 @@ extension InjectionContainer {
         guard let makeAsync = registration.options.makeAsync else {
             defer { frame.endResolution() }  // For the tasks its factory started.
             return ThreadState.withCurrent { thread in
-                run(.heap(frame), thread: thread, transaction: transaction) { try registration.make() }
+                run(.on(frame), thread: thread, transaction: transaction) { try registration.make() }
             }
         }
         let binding = TaskBinding(container: self, frame: frame, transaction: transaction)
@@ -394,7 +394,7 @@ extension InjectionContainer {
             return await TaskBinding.$current.withValue(binding) {
                 do {
                     return Unchecked(.success(try await makeAsync()))
-                } catch { return Unchecked(.failure(failure(error, in: .heap(frame)))) }
+                } catch { return Unchecked(.failure(failure(error, in: .on(frame)))) }
             }
         }.value.value
     }
