@@ -39,7 +39,7 @@ struct AbandonedBuildTests {
         let container = InjectionContainer()
         let firstStarted = AsyncGate(), releaseFirst = AsyncGate()
         let runs = Counter()
-        container.register(Slow.self) { () async -> Slow in
+        container.registerAsync(Slow.self) { () async -> Slow in
             if runs.increment() == 1 {
                 firstStarted.open()
                 await releaseFirst.wait()
@@ -52,7 +52,7 @@ struct AbandonedBuildTests {
         // The second resolve has claimed and is about to wait (or waits) for the first build.
         #expect(await poll { InjectionProbe.buildWaiters(for: Slow.self, in: container) != nil })
 
-        container.resetCurrentContainer()
+        container.reset()
         let secondDone = AsyncGate()
         let secondResult = Slot<Slow>()
         Task {
@@ -91,7 +91,7 @@ struct AbandonedBuildTests {
         let waiterDone = Gate()
         onThread { results.append(try! container.resolve(Session.self).serial); waiterDone.open() }
         #expect(waitUntil { InjectionProbe.buildWaiters(for: Session.self, in: container) != nil }, "the second thread never waited for the build")
-        container.resetCurrentContainer()
+        container.reset()
         #expect(waiterDone.wait())
         release.open()
         let current = try container.resolve(Session.self)
@@ -149,7 +149,7 @@ struct AbandonedBuildTests {
         #expect(InjectionProbe.buildWaiters(for: NumberedSlow.self, in: container) != nil)
         switch end {
         case .finishes, .fails: release.open()
-        case .reset: container.resetCurrentContainer()
+        case .reset: container.reset()
         case .reregistered: register()
         case .unregistered: container.unregister(NumberedSlow.self)
         case .removeAll: container.removeAll()

@@ -8,26 +8,60 @@ import Testing
 
 private final class Alpha: Sendable {}
 private final class Beta: Sendable {}
+private enum PrimaryStore: InjectionKey { typealias Value = any AsyncStore }
+
+/// The container's former async spelling, `register` with an async closure, deprecated: reached through this
+/// requirement, which it satisfies, so the call below names no deprecated declaration.
+private protocol FormerAsyncRegister {
+    @discardableResult func register<Value>(
+        _ type: Value.Type, lifetime: InjectionLifetime?, file: StaticString,
+        factory: @escaping @Sendable () async throws -> Value) -> InjectionRegistration<Value>
+}
+extension InjectionContainer: FormerAsyncRegister {}
+
+private func registerByFormerName<C: FormerAsyncRegister>(_ container: C, runs: Counter) {
+    container.register((any AsyncStore).self, lifetime: nil, file: #fileID) { await LiveAsyncStore.open(runs: runs) }
+}
 
 @Suite("Async factories", .isolatedInjection)
 struct AsyncFactoryTests {
     @Test("Inject() of an unbuilt async type explains how to warm it; after prepare it returns the instance")
     func syncResolveOfAsyncFactory() async throws {
         let runs = Counter()
-        InjectionManager.register((any AsyncStore).self) { await LiveAsyncStore.open(runs: runs) }
+        InjectionManager.registerAsync((any AsyncStore).self) { await LiveAsyncStore.open(runs: runs) }
         let error = #expect(throws: InjectionError.self) { try InjectionManager.resolve((any AsyncStore).self) }
         #expect(error?.kind == .asyncFactory)
         #expect(error?.description.hasPrefix("Injection: AsyncStore has an async factory and is not built yet") == true)
         #expect(error?.description.contains("try await InjectionManager.prepare((any AsyncStore).self)") == true)
+        #expect(error?.description.contains(
+            "If the factory is async only to reach the main actor, register it with isolation: MainActor.shared") == true)
         try await InjectionManager.prepare((any AsyncStore).self)
         let store: any AsyncStore = Inject()
         #expect(store.serial == 1)
         #expect(runs.value == 1)
     }
 
+    @Test("registerAsync registers an async factory for a type and a key, on the manager and on a container; the former spelling still does")
+    func registerAsyncForms() async throws {
+        let runs = Counter()
+        InjectionManager.registerAsync(PrimaryStore.self) { await LiveAsyncStore.open(runs: runs) }
+        #expect(try await InjectionManager.resolveAsync(PrimaryStore.self).serial == 1)
+        let container = InjectionContainer()
+        container.registerAsync(PrimaryStore.self, lifetime: .singleton) { await LiveAsyncStore.open(runs: runs) }
+        container.registerAsync((any AsyncStore).self) { await LiveAsyncStore.open(runs: runs) }
+        #expect(try await container.resolveAsync(PrimaryStore.self).serial == 2)
+        #expect(try await container.resolveAsync((any AsyncStore).self).serial == 3)
+        #expect(try container.resolve(PrimaryStore.self).serial == 2, "built already: a synchronous resolve returns it")
+
+        let former = InjectionContainer()
+        registerByFormerName(former, runs: runs)
+        #expect(#expect(throws: InjectionError.self) { try former.resolve((any AsyncStore).self) }?.kind == .asyncFactory)
+        #expect(try await former.resolveAsync((any AsyncStore).self).serial == 4)
+    }
+
     @Test("a synchronous resolve of a .transient or .weak async type says what works for that lifetime")
     func syncResolveOfUncachedAsyncFactory() async throws {
-        InjectionManager.register((any AsyncStore).self, lifetime: .transient) { await LiveAsyncStore.open(runs: Counter()) }
+        InjectionManager.registerAsync((any AsyncStore).self, lifetime: .transient) { await LiveAsyncStore.open(runs: Counter()) }
         try await InjectionManager.prepare((any AsyncStore).self)  // Builds one, which a transient never keeps.
         let transient = #expect(throws: InjectionError.self) { try InjectionManager.resolve((any AsyncStore).self) }
         #expect(transient?.kind == .asyncFactory)
@@ -35,16 +69,16 @@ struct AsyncFactoryTests {
         #expect(transient?.description.contains("prepare((any AsyncStore).self)` at launch (then Inject()") == false, "advice that cannot work")
         #expect(transient?.description.contains("try await InjectionManager.resolveAsync((any AsyncStore).self)") == true)
 
-        InjectionManager.register((any AsyncStore).self, lifetime: .weak) { await LiveAsyncStore.open(runs: Counter()) }
+        InjectionManager.registerAsync((any AsyncStore).self, lifetime: .weak) { await LiveAsyncStore.open(runs: Counter()) }
         let weak = #expect(throws: InjectionError.self) { try InjectionManager.resolve((any AsyncStore).self) }
         #expect(weak?.description.contains("a .weak instance lives only while something holds it") == true, "\(weak?.description ?? "")")
     }
 
     @Test("async factories get the same missing-registration and cycle diagnostics")
     func asyncDiagnostics() async {
-        InjectionManager.register(Alpha.self) { _ = try await InjectionManager.resolveAsync(Beta.self); return Alpha() }
-        InjectionManager.register(Beta.self) { _ = try await InjectionManager.resolveAsync(Alpha.self); return Beta() }
-        InjectionManager.register(Detail.self) { _ = try await InjectionManager.resolveAsync((any AsyncStore).self); return Detail(id: "") }
+        InjectionManager.registerAsync(Alpha.self) { _ = try await InjectionManager.resolveAsync(Beta.self); return Alpha() }
+        InjectionManager.registerAsync(Beta.self) { _ = try await InjectionManager.resolveAsync(Alpha.self); return Beta() }
+        InjectionManager.registerAsync(Detail.self) { _ = try await InjectionManager.resolveAsync((any AsyncStore).self); return Detail(id: "") }
         await #expect {
             try await InjectionManager.resolveAsync(Alpha.self)
         } throws: { error in
@@ -142,7 +176,7 @@ extension AsyncFactoryTests {
         while sizes.count < 80 { sizes.append(_openExistential(sizes.last!, do: grown)) }
         let sizedTypes = sizes
         let owner = TaskIdentity(), constructionEnded = AsyncGate(), finished = AsyncGate(), sightings = Sightings()
-        container.register(StartsTasks.self, lifetime: .transient) { () async -> StartsTasks in
+        container.registerAsync(StartsTasks.self, lifetime: .transient) { () async -> StartsTasks in
             owner.value = withUnsafeCurrentTask { $0!.hashValue }
             Task {
                 await constructionEnded.wait()

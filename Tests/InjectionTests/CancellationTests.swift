@@ -19,7 +19,7 @@ struct CancellationTests {
     func cancellationDoesNotCancelConstruction() async throws {
         let runs = Counter()
         let gate = AsyncGate()
-        InjectionManager.register((any AsyncStore).self) {
+        InjectionManager.registerAsync((any AsyncStore).self) {
             await gate.wait()
             #expect(!Task.isCancelled)  // The construction's own task is never cancelled.
             return LiveAsyncStore(serial: runs.increment())
@@ -57,7 +57,7 @@ struct CancellationTests {
             }
             #expect(serials == [round], "round \(round): \(serials)")
             #expect(builds.value == round)
-            container.resetCurrentContainer()
+            container.reset()
         }
     }
 
@@ -90,7 +90,7 @@ struct CancellationTests {
                 }
             }
             #expect(serials == [round], "round \(round): \(serials)")
-            container.resetCurrentContainer()
+            container.reset()
         }
     }
 }

@@ -153,7 +153,7 @@ struct CycleDetectionTests {
             }
             return SlowShared()
         }
-        InjectionManager.register(AsyncRoot.self) { () async -> AsyncRoot in
+        InjectionManager.registerAsync(AsyncRoot.self) { () async -> AsyncRoot in
             await withTaskGroup(of: Void.self) { group in
                 for _ in 0..<2 {
                     group.addTask {
@@ -297,7 +297,7 @@ struct OutlivingTaskCycleTests {
     func taskOfAsyncFactoryAfterReset() async throws {
         let container = InjectionContainer()
         let runs = Counter(), gate = AsyncGate(), done = AsyncGate(), result = Reported()
-        container.register(Refresher.self) { [unowned container] () async -> Refresher in
+        container.registerAsync(Refresher.self) { [unowned container] () async -> Refresher in
             let serial = runs.increment()
             if serial == 1 {
                 Task {  // A background refresher, as a session store might start.
@@ -309,7 +309,7 @@ struct OutlivingTaskCycleTests {
             return Refresher(serial: serial)
         }
         #expect(try await container.resolveAsync(Refresher.self).serial == 1)
-        container.resetCurrentContainer()
+        container.reset()
         gate.open()
         await done.wait()
         #expect(result.value == "ok 2")
@@ -333,7 +333,7 @@ struct OutlivingTaskCycleTests {
             return SyncRefresher(serial: serial)
         }
         #expect(try container.resolve(SyncRefresher.self).serial == 1)
-        container.resetCurrentContainer()
+        container.reset()
         gate.open()
         await done.wait()
         #expect(result.value == "ok 2")

@@ -132,7 +132,7 @@ struct DiagnosticsTests {
         container.register(Root.self) { _ = Inject(Gamma.self); return Root() }
         container.register(Gamma.self) { Gamma() }
         _ = try container.resolve(Root.self)
-        container.resetCurrentContainer {
+        container.reset {
             container.removeAll()
             container.register(Delta.self) { Delta() }
             container.register(Circle.self, lifetime: .singleton) { Circle() }.implements((any Shape).self) { $0 }

@@ -189,7 +189,7 @@ struct DocumentedDiagnosticsTests {
         #expect(container.isRegistered(R3ProtoKey.self))
         #expect(!container.isRegistered((any R3Proto).self))
         #expect(try container.resolve(R3ProtoKey.self) === impl)
-        container.resetCurrentContainer()
+        container.reset()
         #expect(try container.resolve(R3ProtoKey.self) === impl)
         container.unregister(R3ProtoKey.self)
         #expect(!container.isRegistered(R3ProtoKey.self))
@@ -200,7 +200,7 @@ struct DocumentedDiagnosticsTests {
     func keyIsRegisteredInBlock() {
         let container = InjectionContainer()
         container.register(R3ProtoKey.self) { R3Impl() }
-        container.resetCurrentContainer {
+        container.reset {
             container.unregister(R3ProtoKey.self)
             #expect(!container.isRegistered(R3ProtoKey.self))
             container.register(R3FunctionKey.self) { _ in "x" }
@@ -321,7 +321,7 @@ struct DocumentedDiagnosticsTests {
         let thing = try container.resolve(R3Thing.self)
         container.unregister(R3Session.self)
         container.register(R3ProtoKey.self) { R3Impl() }
-        container.resetCurrentContainer()
+        container.reset()
         #expect(container.liveInstancesFromPreviousScopes() == ["R3ProtoKey", "R3Session", "R3Thing"])
         withExtendedLifetime((session, keyed, thing)) {}
     }
@@ -462,7 +462,7 @@ struct DocumentedDiagnosticsTests {
     func documentedResolvedDuringReset() {
         let container = InjectionContainer()
         container.register(Store.self) { Store(api: LiveAPI()) }
-        container.resetCurrentContainer {
+        container.reset {
             let error = #expect(throws: InjectionError.self) { try container.resolve(Store.self) }
             #expect(error?.description == "Injection: Store was resolved inside resetCurrentContainer { }, before the new scope exists. Only register inside the block; resolve after it returns.")
         }

@@ -66,7 +66,7 @@ private final class ResettingDisposable: InjectionDisposable, @unchecked Sendabl
     func dispose() {
         disposals.increment()
         if own.increment() > 1 { twiceDisposed.append(ObjectIdentifier(self)) }
-        container.resetCurrentContainer()
+        container.reset()
         container.register(DisposeMarker.self) { DisposeMarker() }
         _ = try? container.resolve(DisposeMarker.self)
     }
@@ -129,9 +129,9 @@ struct EvictionTests {
             return builds.value % 2 == 1 ? PlainConnection() : ClosingConnection(disposals: disposals)
         }
         #expect(try container.resolve((any Connection)?.self) is PlainConnection)
-        container.resetCurrentContainer()
+        container.reset()
         #expect(try container.resolve((any Connection)?.self) is ClosingConnection)
-        container.resetCurrentContainer()
+        container.reset()
         #expect(disposals.value == 1)
     }
 
@@ -154,7 +154,7 @@ struct EvictionTests {
             let watch = Watch()
             watch.object = existential ? try container.resolve((any Connection).self) : try container.resolve(ClosingConnection.self)
             #expect(watch.object != nil)
-            container.resetCurrentContainer()
+            container.reset()
             #expect(watch.object == nil, "round \(round): the evicted instance was not released")
             #expect(disposals.value == (existential ? round / 2 : round), "round \(round)")
         }
@@ -195,7 +195,7 @@ struct EvictionTests {
         container.tracksEvictedInstances = true
         container.register((any Error).self) { ClassFailure(disposals: disposals) }
         let scoped = try #require(try container.resolve((any Error).self) as? ClassFailure)
-        container.resetCurrentContainer()
+        container.reset()
         #expect(disposals.value == 1, "the evicted instance was told by its own class")
         #expect(container.liveInstancesFromPreviousScopes() == ["Error"], "tracked while the class instance lives (named by its registered type)")
         #expect(scoped.disposals === disposals)  // Held until here.
@@ -231,7 +231,7 @@ struct EvictionTests {
         let disposals = Counter()
         container.register(SessionScoped.self) { SessionScoped() }
         container.register(WeakThing.self, lifetime: .weak) { WeakThing() }
-        container.register(AsyncThing.self) { () async -> AsyncThing in AsyncThing() }
+        container.registerAsync(AsyncThing.self) { () async -> AsyncThing in AsyncThing() }
         container.register(SessionDisposable.self) { SessionDisposable(disposals: disposals) }
 
         let scoped = try container.resolve(SessionScoped.self)
@@ -240,7 +240,7 @@ struct EvictionTests {
         try await container.prepare(AsyncThing.self)
         let asyncBuilt = try container.resolve(AsyncThing.self)
         let disposable = try container.resolve(SessionDisposable.self)
-        container.resetCurrentContainer()
+        container.reset()
         #expect(try container.resolve(SessionScoped.self) !== scoped)
         #expect(try container.resolve(WeakThing.self) !== weak)
         #expect(await (try container.resolveAsync(AsyncThing.self)) !== asyncBuilt)
@@ -249,7 +249,7 @@ struct EvictionTests {
 
         // A transaction that re-registers a resolved type: the old instance is disposed exactly once.
         let beforeTransaction = try container.resolve(SessionDisposable.self)
-        container.resetCurrentContainer {
+        container.reset {
             container.register(SessionDisposable.self) { SessionDisposable(disposals: disposals) }
         }
         #expect(disposals.value == 2)
@@ -257,21 +257,21 @@ struct EvictionTests {
         #expect(afterTransaction !== beforeTransaction)
         container.unregister(SessionDisposable.self)
         #expect(disposals.value == 3)
-        container.resetCurrentContainer()
+        container.reset()
         #expect(disposals.value == 3, "an unregistered instance must not be told again by the next reset")
 
         // A copy evicts its own instances.
         let copy = InjectionContainer(copying: container)
         let inCopy = try copy.resolve(SessionScoped.self)
         _ = try copy.resolve(SessionScoped.self)
-        copy.resetCurrentContainer()
+        copy.reset()
         #expect(try copy.resolve(SessionScoped.self) !== inCopy)
 
         // verify() leaves this container's scope alone, and a reset after it still evicts.
         let beforeVerify = try container.resolve(SessionScoped.self)
         try container.verify()
         #expect(try container.resolve(SessionScoped.self) === beforeVerify)
-        container.resetCurrentContainer()
+        container.reset()
         #expect(try container.resolve(SessionScoped.self) !== beforeVerify)
     }
 
@@ -294,7 +294,7 @@ struct EvictionTests {
                 _ = try? container.resolve(ResettingDisposable.self)
                 _ = try? container.resolve(CountedDisposable.self)
                 switch (index + round) % 3 {
-                case 0: container.resetCurrentContainer()
+                case 0: container.reset()
                 case 1: container.unregister(ResettingDisposable.self)
                 default: break
                 }
@@ -334,7 +334,7 @@ struct EvictionTests {
         var expected = 0
         for round in 0..<120 {
             _ = try? container.resolve(AlternatingKey.self)
-            container.resetCurrentContainer()
+            container.reset()
             if [0, 2, 4, 5].contains(round % 6) { expected += 1 }
             if disposals.value != expected {
                 Issue.record("round \(round): \(disposals.value) disposals, not \(expected)")
@@ -362,17 +362,17 @@ struct EvictionTests {
             if optional != nil { expected += 1 }
             expected += 1
             switch round % 3 {
-            case 0: container.resetCurrentContainer()
+            case 0: container.reset()
             case 1:
                 container.unregister(ErrorKey.self)
                 container.register(ErrorKey.self) { DisposableFailure(disposals) }
-                if optional != nil { container.resetCurrentContainer() }
+                if optional != nil { container.reset() }
             default:
                 container.register(OptionalDisposableKey.self) {
                     let next = serial.increment() - 1
                     return next % 3 == 2 ? nil : (next % 3 == 0 ? DisposableSub(disposals) : DisposableBase(disposals))
                 }
-                container.resetCurrentContainer()
+                container.reset()
             }
             #expect(disposals.value == expected, "round \(round)")
             if disposals.value != expected { return }
@@ -402,11 +402,11 @@ struct EvictionTests {
         }
         let finished = runOnThreads(3) { thread in
             for _ in 0..<300 {
-                if thread == 0 { container.resetCurrentContainer() } else { _ = try? container.resolve(AlternatingKey.self) }
+                if thread == 0 { container.reset() } else { _ = try? container.resolve(AlternatingKey.self) }
             }
         }
         #expect(finished)
-        container.resetCurrentContainer()
+        container.reset()
         let told = made.values.compactMap { $0 as? Told }
         #expect(told.allSatisfy { $0.times.value <= 1 }, "an instance was told more than once")
         #expect(disposals.value == told.reduce(0) { $0 + $1.times.value })
@@ -454,12 +454,12 @@ struct EvictionTests {
             for depth in stride(from: round % 3, to: keys, by: 3).reversed() {
                 withChurnKey(Int.self, depth: depth, Register(container: container, disposals: disposals, failing: false))
             }
-            container.resetCurrentContainer()
+            container.reset()
             expected += keys
             #expect(disposals.value == expected, "round \(round): \(disposals.value) disposals, not \(expected)")
             if disposals.value != expected { return }
         }
-        container.resetCurrentContainer()
+        container.reset()
         #expect(disposals.value == expected, "a reset after an empty scope told someone")
     }
 }

@@ -35,7 +35,7 @@ struct ExactlyOnceTests {
     func asyncExactlyOnce() async throws {
         let runs = Counter(), arrived = Counter(), allArrived = AsyncGate()
         // The construction finishes only once all 100 tasks have asked for the store.
-        InjectionManager.register((any AsyncStore).self) { await allArrived.wait(); return await LiveAsyncStore.open(runs: runs) }
+        InjectionManager.registerAsync((any AsyncStore).self) { await allArrived.wait(); return await LiveAsyncStore.open(runs: runs) }
         let serials = try await withThrowingTaskGroup(of: ObjectIdentifier.self) { group in
             for _ in 0..<100 {
                 group.addTask {

@@ -42,11 +42,11 @@ struct FactoriesOutsideLocksTests {
         onThread { _ = try? container.resolve((any API).self); done.open() }
         #expect(started.wait())
         // Each of these would hang until the factory's gate timed out if it waited for the factory.
-        container.resetCurrentContainer()
+        container.reset()
         container.register((any API).self) { LiveAPI(name: "replacement") }
         #expect(try container.resolve((any API).self).name == "replacement")
         container.unregister((any API).self)
-        container.resetCurrentContainer { container.register((any API).self) { LiveAPI(name: "next") } }
+        container.reset { container.register((any API).self) { LiveAPI(name: "next") } }
         #expect(try container.resolve((any API).self).name == "next")
         release.open()
         #expect(done.wait())

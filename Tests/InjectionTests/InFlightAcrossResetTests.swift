@@ -77,7 +77,7 @@ struct InFlightAcrossResetTests {
             done.open()
         }
         #expect(started.wait())
-        container.resetCurrentContainer()
+        container.reset()
         release.open()
         #expect(done.wait())
         // The in-flight caller got the old-scope instance; the new scope builds its own.
@@ -98,7 +98,7 @@ struct InFlightAcrossResetTests {
             done.open()
         }
         #expect(started.wait())
-        container.resetCurrentContainer()  // While ResetBottom, inside ResetMiddle, inside ResetTop, is being built.
+        container.reset()  // While ResetBottom, inside ResetMiddle, inside ResetTop, is being built.
         release.open()
         #expect(done.wait())
         let oldTop = try #require(old.values.first)
@@ -127,7 +127,7 @@ struct InFlightAcrossResetTests {
             done.open()
         }
         #expect(started.wait())
-        container.resetCurrentContainer {
+        container.reset {
             container.register(ResetExtra.self) { Built("ResetExtra", tag: 1) }
             container.register(ResetMiddle.self) { Built("ResetMiddle", tag: 1, dependencies: [try InjectionManager.resolve(ResetBottom.self)]) }
         }
@@ -154,7 +154,7 @@ struct InFlightAcrossResetTests {
             done.open()
         }
         #expect(started.wait())
-        container.resetCurrentContainer()
+        container.reset()
         release.open()
         #expect(done.wait())
         let singleton = try #require(old.values.first)
@@ -168,7 +168,7 @@ struct InFlightAcrossResetTests {
     func resetDuringAsyncConstruction() async throws {
         let runs = Counter()
         let gate = AsyncGate()
-        InjectionManager.register((any AsyncStore).self) {
+        InjectionManager.registerAsync((any AsyncStore).self) {
             let serial = runs.increment()
             if serial == 1 { await gate.wait() }
             return LiveAsyncStore(serial: serial)
@@ -176,7 +176,7 @@ struct InFlightAcrossResetTests {
         let container = InjectionManager.currentContainer
         let inFlight = Task { try await container.resolveAsync((any AsyncStore).self) }
         #expect(await gate.started())
-        container.resetCurrentContainer()
+        container.reset()
         gate.open()
         #expect(try await inFlight.value.serial == 1)  // Its caller gets it...
         let next = try await InjectionManager.resolveAsync((any AsyncStore).self)
@@ -186,7 +186,7 @@ struct InFlightAcrossResetTests {
 
     @Test("a resolution that began before a reset never caches what it builds after the reset", .isolatedInjection)
     func staleResolutionDoesNotSeedTheNewScope() throws {
-        let (old, current) = try partsAcrossAScopeEnd { $0.resetCurrentContainer() }
+        let (old, current) = try partsAcrossAScopeEnd { $0.reset() }
         #expect(old !== current, "the old resolution's Part was cached in the new scope")
     }
 

@@ -368,7 +368,7 @@ struct IntactValuesTests {
                 #expect(try container.resolve(AlignedKey.self).vector == SIMD16<Float>(repeating: 3.5))
             }
             #expect(deaths.total == 8 * (round - 1), "nothing is destroyed while cached")
-            if round == 1 { container.resetCurrentContainer() } else { container.removeAll() }
+            if round == 1 { container.reset() } else { container.removeAll() }
             for name in Self.names { #expect(deaths.count(name) == round, "\(name)") }
         }
     }
@@ -459,13 +459,13 @@ struct IntactValuesTests {
                 let kind = random.pick(kinds)
                 let lifetime: InjectionLifetime = random.chance(0.25) ? .singleton : .scoped
                 switch random.int(below: 6) {
-                case 0: container.resetCurrentContainer()
+                case 0: container.reset()
                 case 1: kind.register(container, lifetime, ledger)
                 case 2:
                     kind.unregister(container)
                     usleep(50)
                     kind.register(container, lifetime, ledger)
-                case 3: container.resetCurrentContainer { kind.register(container, lifetime, ledger) }
+                case 3: container.reset { kind.register(container, lifetime, ledger) }
                 case 4:
                     container.removeAll()
                     usleep(50)
@@ -511,7 +511,7 @@ struct IntactValuesTests {
                 }.start()
             }
             start.signal(); start.signal()
-            for _ in 0..<5 { container.resetCurrentContainer(); for kind in kinds { _ = try? kind.check(container) } }
+            for _ in 0..<5 { container.reset(); for kind in kinds { _ = try? kind.check(container) } }
             group.wait()
             // Every thread's cache, and this thread's, still hold the values here.
         }

@@ -218,7 +218,7 @@ struct IsolationTests {
                                        registrations: registrations)
                         case 4..<6: stUnregister(stKeys[i], in: source)
                         case 6..<9: _ = try? stResolve(stKeys[i], in: source)
-                        default: source.resetCurrentContainer()
+                        default: source.reset()
                         }
                     }
                     done.increment()

@@ -128,9 +128,9 @@ struct LeakTests {
         var problems: [String] = []
         var size: (nodes: Int, edges: Int)?
         for user in 0..<Self.cycles where problems.isEmpty {
-            container.resetCurrentContainer { registerSession(user, in: container, live: live, freed: freed) }  // login
+            container.reset { registerSession(user, in: container, live: live, freed: freed) }  // login
             if !useSession(user, from: container, into: refs) { problems.append("cycle \(user): wrong session") }
-            container.resetCurrentContainer()  // logout
+            container.reset()  // logout
             if refs.alive != 0 { problems.append("cycle \(user): \(refs.alive) of \(refs.count) instances outlived the logout") }
             if live.value != freed.value { problems.append("cycle \(user): \(live.value - freed.value) instances alive after logout") }
             let stale = container.liveInstancesFromPreviousScopes()
@@ -236,11 +236,11 @@ struct LeakTests {
         }
         var problems: [String] = []
         for user in 1...cycles where problems.isEmpty {
-            container.resetCurrentContainer { registerSession(user, in: container, live: live, freed: freed) }
+            container.reset { registerSession(user, in: container, live: live, freed: freed) }
             currentUser.increment()
             for semaphore in go { semaphore.signal() }
             for _ in 0..<workers where done.wait(timeout: .now() + waitLimit) == .timedOut { problems.append("a worker hung") }
-            container.resetCurrentContainer()
+            container.reset()
             if refs.alive != 0 { problems.append("cycle \(user): \(refs.alive) instances outlived the logout") }
             if live.value != freed.value { problems.append("cycle \(user): \(live.value - freed.value) instances alive") }
             refs.removeAll()
@@ -307,7 +307,7 @@ struct LeakTests {
         container.unregister(Scoped.self)
         #expect(!container.isRegistered(Scoped.self))
         #expect(weakCaptured == nil, "the removed registration is still retained until the next reset")
-        container.resetCurrentContainer()
+        container.reset()
         #expect(weakCaptured == nil)
     }
 
@@ -373,7 +373,7 @@ struct LeakTests {
             container.register(MainModel.self, isolation: MainActor.shared) { _ = main; return MainModel() }
                 .implements((any MainService).self) { $0 }
                 .postConstruction { _ in _ = main }
-            container.register(AsyncModel.self) { () async -> AsyncModel in _ = async; return AsyncModel() }
+            container.registerAsync(AsyncModel.self) { () async -> AsyncModel in _ = async; return AsyncModel() }
                 .implements((any AsyncService).self) { $0 }
             container.register(Formatter.self) { _ = plain; return Formatter() }
                 .postConstruction { _ in _ = plain }
@@ -388,7 +388,7 @@ struct LeakTests {
             }
             // Re-registering releases the old registrations' holders (the new ones hold the same captures).
             container.register(MainModel.self, isolation: MainActor.shared) { _ = main; return MainModel() }
-            container.register(AsyncModel.self) { () async -> AsyncModel in _ = async; return AsyncModel() }
+            container.registerAsync(AsyncModel.self) { () async -> AsyncModel in _ = async; return AsyncModel() }
             container.register(CaptureOnly.self) { _ = only; return CaptureOnly() }
             #expect(try container.resolve(CaptureOnly.self) !== copies[2].resolve(CaptureOnly.self))
             #expect(try container.resolve(MainModel.self) !== copies[0].resolve(MainModel.self))

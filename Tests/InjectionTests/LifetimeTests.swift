@@ -10,8 +10,42 @@ private enum ReadBackKey: InjectionKey { typealias Value = ReadBackClass }
 private final class ReadBackMainActor: Sendable {}
 private final class ReadBackAsync: Sendable {}
 
+/// `InjectionContainer`'s former names for `reset()` and `reset { }`, deprecated: reached through these
+/// requirements, which they satisfy, so the calls below name no deprecated declaration.
+private protocol FormerResetNames {
+    func resetCurrentContainer()
+    func resetCurrentContainer<Failure: Error>(_ body: () throws(Failure) -> Void) throws(Failure)
+}
+extension InjectionContainer: FormerResetNames {}
+
+private func resetByFormerName<C: FormerResetNames>(_ container: C) { container.resetCurrentContainer() }
+private func resetByFormerName<C: FormerResetNames>(_ container: C, applying body: () -> Void) {
+    container.resetCurrentContainer(body)
+}
+
 @Suite("Lifetimes and registration", .isolatedInjection)
 struct LifetimeTests {
+    @Test("container.reset() and reset { } end the scope, as the former resetCurrentContainer names still do")
+    func containerResetNames() throws {
+        let container = InjectionContainer()
+        container.register((any API).self) { LiveAPI() }
+        container.register((any Clock).self, lifetime: .singleton) { SystemClock() }
+        let (api, clock) = (try container.resolve((any API).self), try container.resolve((any Clock).self))
+        container.reset()
+        #expect(try container.resolve((any API).self) !== api)
+        #expect(try container.resolve((any Clock).self) === clock)
+        let second = try container.resolve((any API).self)
+        container.reset { container.register((any API).self) { LiveAPI(name: "mock") } }
+        #expect(try container.resolve((any API).self).name == "mock")
+        #expect(try container.resolve((any API).self) !== second)
+
+        let mock = try container.resolve((any API).self)
+        resetByFormerName(container)
+        #expect(try container.resolve((any API).self) !== mock)
+        resetByFormerName(container) { container.register((any API).self) { LiveAPI(name: "again") } }
+        #expect(try container.resolve((any API).self).name == "again")
+    }
+
     @Test("both Inject spellings return the same scoped instance")
     func bothSpellingsShareScopedInstance() {
         InjectionManager.register((any API).self) { LiveAPI() }
@@ -197,7 +231,7 @@ struct LifetimeTests {
         container.register(ReadBackClass.self, lifetime: lifetime) { ReadBackClass() }
         container.register(ReadBackKey.self, lifetime: lifetime) { ReadBackClass() }.postConstruction { _ in }
         container.register(ReadBackMainActor.self, lifetime: lifetime, isolation: MainActor.shared) { ReadBackMainActor() }
-        container.register(ReadBackAsync.self, lifetime: lifetime) { () async in ReadBackAsync() }
+        container.registerAsync(ReadBackAsync.self, lifetime: lifetime) { () async in ReadBackAsync() }
         let copy = InjectionContainer(copying: container)
         for box in [container, copy] {
             let lifetimes = Dictionary(uniqueKeysWithValues: box.dependencyGraph().nodes.map { ($0.name, $0.lifetime) })
@@ -213,7 +247,7 @@ struct LifetimeTests {
             #expect((first === second) == (lifetime != .transient))
             #expect((firstKey === secondKey) == (lifetime != .transient))
             #expect((firstAsync === secondAsync) == (lifetime != .transient))
-            box.resetCurrentContainer()
+            box.reset()
             let afterReset = try box.resolve(ReadBackClass.self)
             #expect((afterReset === first) == (lifetime == .singleton))
             withExtendedLifetime(kept) {}

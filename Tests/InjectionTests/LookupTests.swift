@@ -125,7 +125,7 @@ struct LookupTests {
                             model[i] = .instance(ObjectIdentifier(first))
                         }
                     default:
-                        container.resetCurrentContainer()
+                        container.reset()
                         for j in keys.indices {
                             switch model[j] {
                             case .instance: model[j] = .empty
@@ -192,7 +192,7 @@ struct LookupTests {
                         model[k] = .instance
                     }
                 default:
-                    container.resetCurrentContainer()
+                    container.reset()
                     for i in 0..<keyCount where model[i] == .instance || model[i] == .factory {
                         if isTransient[i] { model[i] = .unknownTransient } else { model[i] = .empty; instances[i] = nil }
                     }

@@ -78,7 +78,7 @@ struct MainActorTests {
         container.register(MainModel.self, isolation: MainActor.shared) { MainModel() }
         let stop = Counter()
         let resetter = Task {  // On a thread of its own: a loop that never suspends would hold one of the pool's.
-            await onOwnThread { while stop.value == 0 { container.resetCurrentContainer() } }
+            await onOwnThread { while stop.value == 0 { container.reset() } }
         }
         let failures = Counter()
         for _ in 0..<5_000 {

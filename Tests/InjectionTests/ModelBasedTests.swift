@@ -389,7 +389,7 @@ struct ModelRun {
                     actual = Self.outcome(of: error)
                 }
             case .reset:
-                container.resetCurrentContainer()
+                container.reset()
                 actual = .nothing
             case .register(let type, let registration):
                 register(type, registration)
@@ -401,13 +401,13 @@ struct ModelRun {
                 held = []
                 actual = .nothing
             case .transaction(let changes):
-                container.resetCurrentContainer {
+                container.reset {
                     for change in changes { register(change.type, change.registration) }
                 }
                 actual = .nothing
             case .resolveInsideReset(let type):
                 var caught: InjectionError?
-                container.resetCurrentContainer {
+                container.reset {
                     do throws(InjectionError) { _ = try ModelType.pool[type].resolve(container) } catch { caught = error }
                 }
                 thrown = caught
@@ -737,11 +737,11 @@ struct ConcurrentModelTests {
                     case 13..<15:
                         world.unregister(type, in: container)
                     case 15..<17:
-                        container.resetCurrentContainer()
+                        container.reset()
                     case 17..<19:
                         let lifetime = random.pick(lifetimes)
                         var generation = 0
-                        container.resetCurrentContainer { generation = world.register(type, lifetime: lifetime, in: container) }
+                        container.reset { generation = world.register(type, lifetime: lifetime, in: container) }
                         world.landed(type, generation)
                     default:
                         _ = RacedType.all[type].name.isEmpty || container.isRegistered(RacedNode<D0>.self)
@@ -752,7 +752,7 @@ struct ConcurrentModelTests {
                 if thread == 0 {
                     world.startQuiet()
                     var generations: [Int] = []
-                    container.resetCurrentContainer {
+                    container.reset {
                         generations = (0..<typeCount).map { world.register($0, lifetime: .scoped, in: container) }
                     }
                     for (type, generation) in generations.enumerated() { world.landed(type, generation) }

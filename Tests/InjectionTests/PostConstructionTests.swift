@@ -153,7 +153,7 @@ struct PostConstructionTests {
         container.register(WeakProbe.self) { WeakProbe() } postConstruction: { [unowned container] _ in  // No cycle.
             guard runs.increment() == 1 else { return }
             // A new scope, in which another thread builds and caches the next instance, then this one fails.
-            container.resetCurrentContainer()
+            container.reset()
             let done = Gate()
             onThread {
                 if let made = try? container.resolve(WeakProbe.self) { newer.append(made) }
@@ -266,7 +266,7 @@ struct PostConstructionTests {
         let deinits = Counter()
         InjectionManager.register(Part.self, lifetime: .transient) { Part(deinits: deinits) } postConstruction: { $0.isConstructed = true }
         InjectionManager.register(Holder.self, lifetime: .transient) { Holder(part: Inject()) }
-        InjectionManager.register(AsyncRoot.self, lifetime: .transient) { () async -> AsyncRoot in
+        InjectionManager.registerAsync(AsyncRoot.self, lifetime: .transient) { () async -> AsyncRoot in
             await withTaskGroup(of: Bool.self) { group in
                 for _ in 0..<8 { group.addTask { Inject(Holder.self).part.isConstructed } }
                 for await constructed in group { #expect(constructed) }
@@ -333,14 +333,14 @@ struct PostConstructionTests {
                     if thread == 0 {
                         var resets = 0
                         while workersDone.value < 2 || resets < 200 {
-                            container.resetCurrentContainer()
+                            container.reset()
                             resets += 1
                         }
                         resetCount.value = resets
                     } else {
                         defer { workersDone.increment() }
                         for i in 0..<600 {
-                            if i % 3 == thread { container.resetCurrentContainer() }
+                            if i % 3 == thread { container.reset() }
                             do {
                                 syncResolves.increment()
                                 _ = try container.resolve(ST0.self)
@@ -370,7 +370,7 @@ struct PostConstructionTests {
                 }
             }
             #expect(await threads.value)
-            container.resetCurrentContainer()
+            container.reset()
             // After a reset nothing of ST0 is alive but what the caches still hold (none after a reset).
             #expect(live.alive == 0, "\(live.alive) instances alive after the last reset")
         }

@@ -21,7 +21,7 @@ struct ProviderTests {
         let screen = InjectionManager.withContainer(container) { SettingsScreen() }
         let first = screen.session.value
         #expect(screen.session.value === first, "one scope, one instance")
-        container.resetCurrentContainer()
+        container.reset()
         let second = try screen.session.resolve()
         #expect(second !== first, "after a reset the provider gives the new scope's instance")
         #expect(second === (try container.resolve(ProvidedSession.self)))

@@ -155,7 +155,7 @@ struct ReRegistrationReportTests {
         // Each reset forgets edges, each first build records them, each graph reads them: all through the
         // lock that also guards the handler. A handler re-wrapped on every use would nest 200,000 deep.
         for _ in 0..<50_000 {
-            container.resetCurrentContainer()
+            container.reset()
             _ = try container.resolve(StaleFeedRepository.self)
             _ = container.dependencyGraph()
         }
@@ -208,7 +208,7 @@ struct ReRegistrationReportTests {
         let (container, lines) = containerWithConditionalHolder(toggle)
         toggle.usesService = true
         #expect(try container.resolve(CondHolder.self).service != nil)
-        container.resetCurrentContainer()
+        container.reset()
         toggle.usesService = false
         #expect(try container.resolve(CondHolder.self).service == nil)
         _ = try container.resolve(CondService.self)  // Cached: registering again replaces an instance.
@@ -219,7 +219,7 @@ struct ReRegistrationReportTests {
         let (other, otherLines) = containerWithConditionalHolder(toggle)
         toggle.usesService = false
         #expect(try other.resolve(CondHolder.self).service == nil)
-        other.resetCurrentContainer()
+        other.reset()
         toggle.usesService = true
         #expect(try other.resolve(CondHolder.self).service != nil)
         other.register(CondService.self) { CondService() }
@@ -231,7 +231,7 @@ struct ReRegistrationReportTests {
     func correctReRegistrationIsSilent() throws {
         try withRecordedDiagnostics { lines in
             let container = try containerWithACachedDependent()
-            container.resetCurrentContainer {
+            container.reset {
                 container.register(StaleUserSession.self) { StaleUserSession() }
             }
             _ = try container.resolve(StaleUserSession.self)
@@ -321,7 +321,7 @@ struct ReRegistrationReportTests {
         try withRecordedDiagnostics { lines in
             let container = InjectionContainer()
             let stale = container.register(HandleVersion.self) { HandleVersion(1) }
-            container.resetCurrentContainer {
+            container.reset {
                 container.register(HandleVersion.self) { HandleVersion(2) }
                 stale.postConstruction { _ in }
             }

@@ -227,11 +227,11 @@ struct ReentrancyTests {
         container.register(ReentrantRemoved.self) { Made("removed") }
         container.register(CallsBackOnDeinit.self) { [unowned container] in CallsBackOnDeinit(container: container, done: deinits) }
         _ = try container.resolve(CallsBackOnDeinit.self)  // Held by the container only.
-        #expect(finishes { container.resetCurrentContainer() })
+        #expect(finishes { container.reset() })
         #expect(deinits.value == 1)
         #expect(container.isRegistered(ReentrantAdded.self) && !container.isRegistered(ReentrantRemoved.self))
         _ = try container.resolve(CallsBackOnDeinit.self)
-        #expect(finishes { container.resetCurrentContainer { container.register(ReentrantInner.self) { Made("inner") } } })
+        #expect(finishes { container.reset { container.register(ReentrantInner.self) { Made("inner") } } })
         #expect(deinits.value == 2)
         #expect(container.isRegistered(ReentrantInner.self))
     }
@@ -244,7 +244,7 @@ struct ReentrancyTests {
         container.register(CallsBackOnDispose.self) { [unowned container] in CallsBackOnDispose(container: container, done: disposals) }
         // Each way an instance is evicted: a reset, a re-registration, an unregister.
         let evictions: [(name: String, evict: @Sendable () -> Void)] = [
-            ("a reset", { container.resetCurrentContainer() }),
+            ("a reset", { container.reset() }),
             ("a re-registration", {
                 container.register(CallsBackOnDispose.self) { [unowned container] in CallsBackOnDispose(container: container, done: disposals) }
             }),
@@ -358,8 +358,8 @@ struct ReentrancyTests {
                 #expect(innerPosts.value == round)
                 let bound = try InjectionManager.withContainer(inner) { try InjectionManager.resolve(CrossOther.self) }
                 #expect(bound === (try inner.resolve(CrossOther.self)))
-                outer.resetCurrentContainer()
-                inner.resetCurrentContainer()
+                outer.reset()
+                inner.reset()
             }
         }
     }

@@ -86,7 +86,7 @@ struct RegistrationFeatureTests {
         #expect(try container.resolve((any TokenStore).self) === session)
         let viaInject = InjectionManager.withContainer(container) { Inject((any Auth).self) }
         #expect(viaInject === session)
-        container.resetCurrentContainer()
+        container.reset()
         #expect(disposals.value == 1, "a reset evicts the one instance once")
         let next = try container.resolve((any Auth).self)
         #expect(next !== session)
@@ -166,7 +166,7 @@ struct RegistrationFeatureTests {
     @Test("an alias of an async registration resolves synchronously once its primary is built, as the primary does")
     func aliasOfBuiltAsyncPrimaryResolvesSynchronously() async throws {
         let container = InjectionContainer()
-        container.register(AdvAsyncStore.self) { () async -> AdvAsyncStore in AdvAsyncStore() }
+        container.registerAsync(AdvAsyncStore.self) { () async -> AdvAsyncStore in AdvAsyncStore() }
             .implements((any AdvStore).self) { $0 }
         let built = try await container.resolveAsync(AdvAsyncStore.self)
         #expect(try container.resolve(AdvAsyncStore.self) === built)  // What the primary does once built...
@@ -176,7 +176,7 @@ struct RegistrationFeatureTests {
     @Test("an alias of an async registration not built yet fails synchronously with the primary's asyncFactory")
     func aliasOfUnbuiltAsyncPrimaryFailsSynchronously() async {
         let container = InjectionContainer()
-        container.register(AdvAsyncStore.self) { () async -> AdvAsyncStore in AdvAsyncStore() }
+        container.registerAsync(AdvAsyncStore.self) { () async -> AdvAsyncStore in AdvAsyncStore() }
             .implements((any AdvStore).self) { $0 }
         #expect {
             try container.resolve((any AdvStore).self)
@@ -192,7 +192,7 @@ struct RegistrationFeatureTests {
     @Test("resolveAsync of an alias of an async registration runs the async factory like the primary does")
     func aliasOfAsyncPrimaryResolvesAsync() async throws {
         let container = InjectionContainer()
-        container.register(AdvAsyncStore.self) { () async -> AdvAsyncStore in AdvAsyncStore() }
+        container.registerAsync(AdvAsyncStore.self) { () async -> AdvAsyncStore in AdvAsyncStore() }
             .implements((any AdvStore).self) { $0 }
         do throws(InjectionError) {
             let store = try await container.resolveAsync((any AdvStore).self)
@@ -214,7 +214,7 @@ struct RegistrationFeatureTests {
     @Test("verify() passes for a sound graph whose async registration has an alias")
     func verifyAcceptsAliasOfAsyncPrimary() throws {
         let container = InjectionContainer()
-        container.register(AdvAsyncStore.self) { () async -> AdvAsyncStore in AdvAsyncStore() }
+        container.registerAsync(AdvAsyncStore.self) { () async -> AdvAsyncStore in AdvAsyncStore() }
             .implements((any AdvStore).self) { $0 }
         #expect(throws: Never.self) { try container.verify() }
     }
@@ -244,7 +244,7 @@ struct RegistrationFeatureTests {
         container.register(LaunchConfig.self, instance: config)
         let resolved = try container.resolve(LaunchConfig.self)
         #expect(resolved.name == "made at launch")
-        container.resetCurrentContainer()
+        container.reset()
         #expect(try container.resolve(LaunchConfig.self) === resolved, "a singleton survives resets")
     }
 
@@ -264,7 +264,7 @@ struct RegistrationFeatureTests {
         #expect(optional is CountedBuild, "a closure was registered as the instance")
         #expect(keyed is CountedBuild, "a closure was registered as the instance: \(type(of: keyed))")
         #expect(builds.value == 3)
-        container.resetCurrentContainer()
+        container.reset()
         #expect(try container.resolve(Any.self) as? CountedBuild !== any as? CountedBuild, "scoped by default, not a singleton instance")
         #expect(builds.value == 4)
     }
@@ -349,7 +349,7 @@ struct RegistrationFeatureTests {
     func removeAllInResetBlock() throws {
         let container = InjectionContainer()
         container.register(LiveSession.self) { LiveSession(disposals: Counter()) }
-        container.resetCurrentContainer {
+        container.reset {
             container.removeAll()
             #expect(!container.isRegistered(LiveSession.self))
             container.register(Plain.self) { Plain() }
@@ -377,7 +377,7 @@ struct RegistrationFeatureTests {
         let container = InjectionContainer()
         let steps = Steps()
         let before = container.register(Plain.self) { Plain() }
-        container.resetCurrentContainer {
+        container.reset {
             before.postConstruction { _ in steps.append("before") }
                 .postConstruction { _ in steps.append("before, second") }
             container.register(LiveSession.self) { LiveSession(disposals: Counter()) }
@@ -443,10 +443,10 @@ struct RegistrationFeatureTests {
     func aliasFollowsPrimaryReRegisteredAsync() async {
         let container = InjectionContainer()
         container.register(AdvFStoreImpl.self) { AdvFStoreImpl() }.implements((any AdvFStore).self) { $0 }
-        container.register(AdvFStoreImpl.self) { () async -> AdvFStoreImpl in AdvFStoreImpl() }  // e.g. a test's fake
+        container.registerAsync(AdvFStoreImpl.self) { () async -> AdvFStoreImpl in AdvFStoreImpl() }  // e.g. a test's fake
         let primary = await resolveAsyncOffMainActor(container, AdvFStoreImpl.self)
         #expect(throws: Never.self, "resolveAsync of the primary") { try primary.get() }
-        container.resetCurrentContainer()
+        container.reset()
         let alias = await resolveAsyncOffMainActor(container, (any AdvFStore).self)
         #expect(throws: Never.self, "resolveAsync of the alias") { try alias.get() }
     }
@@ -458,7 +458,7 @@ struct RegistrationFeatureTests {
         container.register(AdvFPlainScreen.self, isolation: MainActor.shared) { AdvFPlainScreen() }
         let primary = await resolveAsyncOffMainActor(container, AdvFPlainScreen.self)
         #expect(throws: Never.self, "resolveAsync of the primary off the main actor") { try primary.get() }
-        container.resetCurrentContainer()
+        container.reset()
         let alias = await resolveAsyncOffMainActor(container, (any AdvFScreen).self)
         #expect(throws: Never.self, "resolveAsync of the alias off the main actor") { try alias.get() }
     }
@@ -482,7 +482,7 @@ struct RegistrationFeatureTests {
         #expect(throws: InjectionError.self, "main-actor primary: verify() reports the alias") { try main.verify() }
 
         let async = InjectionContainer()
-        async.register(AdvFStoreImpl.self) { () async -> AdvFStoreImpl in AdvFStoreImpl() }.implements((any AdvFStore).self) { $0 }
+        async.registerAsync(AdvFStoreImpl.self) { () async -> AdvFStoreImpl in AdvFStoreImpl() }.implements((any AdvFStore).self) { $0 }
         async.unregister(AdvFStoreImpl.self)
         #expect(throws: InjectionError.self, "async primary: verify() reports the alias") { try async.verify() }
     }
@@ -506,7 +506,7 @@ struct RegistrationSharingTests {
                 if index == 0 {
                     _ = try? container.resolve(SharedFlagsService.self)    // caches
                     _ = try? container.resolve(SharedFlagsTransient.self)  // enters the thread's cache
-                    container.resetCurrentContainer()                      // empties
+                    container.reset()                      // empties
                 } else {
                     _ = InjectionContainer(copying: container)             // copies every registration
                 }
@@ -524,7 +524,7 @@ struct RegistrationSharingTests {
             if index == 0 {
                 for _ in 0..<2_000 {
                     _ = try? container.resolve(SharedFlagsService.self)
-                    container.resetCurrentContainer()
+                    container.reset()
                 }
             } else {
                 var current = handle

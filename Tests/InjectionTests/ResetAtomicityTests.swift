@@ -59,7 +59,7 @@ private final class R2Late: Sendable {
 private struct R2Failure: Error {}
 
 /// Runs `outerBlock` on a thread of its own (so no test blocks the cooperative pool), inside
-/// `container.resetCurrentContainer { }`; `outerBlock` returns the task it started, which this hands back
+/// `container.reset { }`; `outerBlock` returns the task it started, which this hands back
 /// once the block has returned. `afterCommit` runs on that thread right after the outer block returned.
 private func runOuterBlock(
     of container: InjectionContainer, afterCommit: @escaping @Sendable () -> Void,
@@ -68,7 +68,7 @@ private func runOuterBlock(
     await withCheckedContinuation { (continuation: CheckedContinuation<Task<Void, Never>?, Never>) in
         onThread {
             var started: Task<Void, Never>?
-            container.resetCurrentContainer { started = outerBlock() }
+            container.reset { started = outerBlock() }
             afterCommit()
             continuation.resume(returning: started)
         }
@@ -82,10 +82,10 @@ struct ResetAtomicityTests {
         let container = InjectionContainer()
         container.register(Marker.self) { Marker("old") }
         container.register(Extra.self) { Extra() }
-        container.resetCurrentContainer {
+        container.reset {
             container.register(Bridge.self) { Bridge(marker: Marker("outer")) }
             #expect(throws: Abort.self) {
-                try container.resetCurrentContainer {
+                try container.reset {
                     container.register(Marker.self) { Marker("inner") }
                     container.unregister(Extra.self)
                     throw Abort()
@@ -103,10 +103,10 @@ struct ResetAtomicityTests {
     func throwingMiddleBlockDiscardsInner() throws {
         let container = InjectionContainer()
         container.register(Marker.self) { Marker("old") }
-        container.resetCurrentContainer {
+        container.reset {
             #expect(throws: Abort.self) {
-                try container.resetCurrentContainer {
-                    container.resetCurrentContainer {
+                try container.reset {
+                    container.reset {
                         container.register(Marker.self) { Marker("innermost") }
                     }
                     throw Abort()
@@ -128,7 +128,7 @@ struct ResetAtomicityTests {
             return Registrar()
         }
         let seenFromOtherThread = Collector<Bool>()
-        a.resetCurrentContainer {
+        a.reset {
             a.register(Marker.self) { Marker("new") }
             let error = #expect(throws: InjectionError.self) { try b.resolve(Bridge.self) }
             #expect(error?.kind == .resolvedDuringReset)
@@ -152,7 +152,7 @@ struct ResetAtomicityTests {
         a.register(Marker.self) { Marker("old") }
         b.register(CachedBridge.self, lifetime: .transient) { [unowned a] in CachedBridge(marker: try a.resolve(Marker.self)) }
         for _ in 0..<4 { _ = try b.resolve(CachedBridge.self) }  // Now served from this thread's cache.
-        a.resetCurrentContainer {
+        a.reset {
             a.register(Marker.self) { Marker("new") }
             let error = #expect(throws: InjectionError.self) { try b.resolve(CachedBridge.self) }
             #expect(error?.kind == .resolvedDuringReset)
@@ -184,7 +184,7 @@ struct ResetAtomicityTests {
             hammer.open()
         }
         sawA.wait()
-        container.resetCurrentContainer {
+        container.reset {
             // Widens the window in which a non-atomic reset would let the hammer rebuild "a"; the test holds either way.
             Thread.sleep(forTimeInterval: 0.05)
             container.register(Session.self) { built.append("b"); return Session(user: "b") }
@@ -256,7 +256,7 @@ struct ResetAtomicityTests {
         let pace = Date(timeIntervalSinceNow: 60)
         for tag in 1...commits {
             begun.increment()
-            container.resetCurrentContainer { register(tag: tag) }
+            container.reset { register(tag: tag) }
             ended.increment()
             // The next commit waits until one more resolve than there are observers has finished: one began after this one.
             observed.wait(atLeast: observed.value + observers + 1, seconds: pace.timeIntervalSinceNow)
@@ -307,7 +307,7 @@ struct ResetBlockTests {
         let container = InjectionManager.currentContainer
         container.register(Session.self) { Session(user: "a") }
         let outcome = Collector<InjectionError.Kind?>()
-        container.resetCurrentContainer {
+        container.reset {
             // `Task.immediate` runs on this thread until it first suspends; the resolve decides before
             // any suspension, so the block is still open and no thread waits for the task pool.
             Task.immediate {
@@ -336,7 +336,7 @@ struct ResetBlockTests {
     func conditionalChangeDoesNotDecideIsRegistered() {
         let container = InjectionContainer()
         let handle = container.register(Extra.self) { Extra() }
-        container.resetCurrentContainer {
+        container.reset {
             // Recorded on condition that `handle` is still the current registration when the block commits.
             handle.postConstruction { _ in }
             // Code outside the block (another thread, with no binding) unregisters the type meanwhile.
@@ -357,7 +357,7 @@ struct ResetBlockTests {
         container.register(Session.self) { Session(user: "a") }
         let gate = AsyncGate()
         var task: Task<InjectionError.Kind?, Never>?
-        container.resetCurrentContainer {
+        container.reset {
             task = Task {
                 await gate.wait()  // Until the block has committed.
                 container.register(Formatter.self) { Formatter() }
@@ -416,7 +416,7 @@ struct ResetBlockTests {
         let task = await runOuterBlock(of: container, afterCommit: { outerCommitted.open() }) {
             let task = Task {
                 do {
-                    try container.resetCurrentContainer { () throws(R2Failure) -> Void in
+                    try container.reset { () throws(R2Failure) -> Void in
                         entered.open()
                         _ = outerCommitted.wait()  // The outer block returns while this one is open.
                         container.register(R2Late.self) { R2Late("registered by a block that threw") }
@@ -442,7 +442,7 @@ struct ResetBlockTests {
         let seenWhileOpen = Collector<String>()
         let task = await runOuterBlock(of: container, afterCommit: { outerCommitted.open() }) {
             let task = Task {
-                container.resetCurrentContainer {
+                container.reset {
                     entered.open()
                     _ = outerCommitted.wait()  // The outer block returns while this one is open.
                     container.register(R2Late.self) { R2Late("registered by the block") }
@@ -468,8 +468,8 @@ struct ResetBlockTests {
         let container = InjectionContainer()
         let seenBetween = Collector<Bool>(), done = Gate()
         onThread {  // A thread that has never used the library: its state is made inside the outer block.
-            container.resetCurrentContainer {
-                container.resetCurrentContainer { container.register(R2Late.self) { R2Late("nested") } }
+            container.reset {
+                container.reset { container.register(R2Late.self) { R2Late("nested") } }
                 // The nested block returned, the outer one has not: no other thread may see its registration yet.
                 let checked = Gate()
                 onThread {

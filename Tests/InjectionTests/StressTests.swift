@@ -222,7 +222,7 @@ final class StressWorld: @unchecked Sendable {
     func reset() {
         resetLock.withLock {
             counterLock.withLock { resetsBegun += 1 }
-            if let target { target.resetCurrentContainer() } else { InjectionManager.resetCurrentContainer() }
+            if let target { target.reset() } else { InjectionManager.resetCurrentContainer() }
             counterLock.withLock { resetsEnded += 1 }
         }
     }
@@ -240,7 +240,7 @@ final class StressWorld: @unchecked Sendable {
                     if let lifetime = changes[type]! { self.registerLocked(type, lifetime: lifetime) } else { self.unregisterLocked(type) }
                 }
             }
-            if let target { target.resetCurrentContainer(body) } else { InjectionManager.resetCurrentContainer(body) }
+            if let target { target.reset(body) } else { InjectionManager.resetCurrentContainer(body) }
             counterLock.withLock { resetsEnded += 1 }
         }
     }
@@ -560,12 +560,12 @@ struct StressTests {
         let finished = runOnThreads(4) { index in
             for iteration in 0..<2_000 {
                 switch (index, iteration % 50) {
-                case (0, 0): container.resetCurrentContainer()
+                case (0, 0): container.reset()
                 case (1, 0):
                     let name = String(reregistered.value + 1)
                     container.register((any API).self) { LiveAPI(name: name) }
                     reregistered.increment()
-                case (2, 0): container.resetCurrentContainer { container.register(Formatter.self) { Formatter() } }
+                case (2, 0): container.reset { container.register(Formatter.self) { Formatter() } }
                 default:
                     // Once re-registration n has returned, no resolve that starts after it gets an older API.
                     let floor = reregistered.value

@@ -22,6 +22,9 @@ private final class StrictStarted: Sendable {}
 private final class StrictEscaped: Sendable {}
 private final class StrictCachedEscape: Sendable {}
 private final class StrictAsyncEscape: Sendable {}
+/// Supplied at launch with `register(_:instance:)`: the app's one object.
+private final class StrictSuppliedConfig: Sendable {}
+private let suppliedConfig = StrictSuppliedConfig()
 
 private let launchBuilds = Counter()
 
@@ -31,6 +34,7 @@ private let launchContainer: InjectionContainer = {
     let container = InjectionContainer()
     container.register(StrictLaunchService.self) { StrictLaunchService(serial: launchBuilds.increment()) }
     container.register(StrictDependent.self) { StrictDependent() }
+    container.register(StrictSuppliedConfig.self, instance: suppliedConfig)
     return container
 }()
 
@@ -67,6 +71,16 @@ struct StrictIsolationTests {
         #expect(service.contains("resolving a launch service records one issue per type"))
         #expect(service.contains("InjectionManager.register(StrictLaunchService.self)"))
         #expect(issues.contains { $0.contains("StrictDependent") })
+    }
+
+    @Test("an instance supplied at launch is the caller's one object: a strict test gets that object, and it is reported")
+    func suppliedInstanceIsSharedAndReported() async throws {
+        let issues = try await recordedIssues {
+            #expect(Inject(StrictSuppliedConfig.self) === suppliedConfig)
+            #expect(Inject(StrictSuppliedConfig.self) === suppliedConfig)
+        }
+        #expect(issues.count == 1, "\(issues)")
+        #expect(issues.first?.hasPrefix("Injection: StrictSuppliedConfig") == true, "\(issues)")
     }
 
     @Test("a dependency that something the test builds resolves is reported too")

@@ -206,7 +206,7 @@ struct ThreadExitTests {
                             _ = try? stResolve(key, in: container)
                             _ = try? stResolve(key, in: container)
                         }
-                        if t != 0 { container.resetCurrentContainer() }  // Instances evicted, transients stay.
+                        if t != 0 { container.reset() }  // Instances evicted, transients stay.
                         for _ in 0..<3 { _ = try? container.resolve(FillingTransient.self) }
                     }
                     filled.arrive()
@@ -243,12 +243,12 @@ struct ThreadExitTests {
             var round = 0
             while stop.value == 0 {
                 switch round % 4 {
-                case 0: container.resetCurrentContainer()
+                case 0: container.reset()
                 case 1: registerAll()
                 case 2:
                     container.unregister(ResolvesOnDeinit.self)
                     container.register(ResolvesOnDeinit.self) { [unowned container] in ResolvesOnDeinit(container, deinits) }
-                default: container.resetCurrentContainer { registerAll() }
+                default: container.reset { registerAll() }
                 }
                 round += 1
             }
@@ -271,7 +271,7 @@ struct ThreadExitTests {
         #expect(changes.wait())
         #expect(finished, "a thread hung")
         #expect(wrong.values == [])
-        container.resetCurrentContainer()
+        container.reset()
         container.unregister(ResolvesOnDeinit.self)
         // A thread's cache goes when the thread exits, which may come after `runOnThreads` returned (it waits for
         // the bodies): a cache a thread is tearing down is out of the evictions' reach, and lets its entries go

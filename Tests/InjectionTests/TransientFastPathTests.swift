@@ -202,7 +202,7 @@ struct TransientFastPathTests {
         try warm { _ = try container.resolve(Outer.self) }
         #expect(isInThreadCache(Outer.self, of: container) && isInThreadCache(Inner.self, of: container))
         for _ in 0..<3 {
-            container.resetCurrentContainer()
+            container.reset()
             let before = order.values.count
             let outer = try container.resolve(Outer.self)
             #expect(outer.inner.piece.constructed == 1)
@@ -245,7 +245,7 @@ struct TransientFastPathTests {
         for round in 0..<4 {
             let top = try container.resolve(Top.self)
             #expect(top.shared.isConstructed)
-            if round == 2 { container.resetCurrentContainer() }  // The next resolve builds Shared again.
+            if round == 2 { container.reset() }  // The next resolve builds Shared again.
         }
         #expect(events.values == [
             "Top built", "Shared postConstruction", "Top built", "Top built",
@@ -263,7 +263,7 @@ struct TransientFastPathTests {
             if fails.value == 1 { fails.value = 0; throw Broken() }
         }
         try warm { _ = try container.resolve(Outer.self) }
-        container.resetCurrentContainer()
+        container.reset()
         fails.value = 1
         let error = #expect(throws: InjectionError.self) { try container.resolve(Outer.self) }
         #expect(error?.chain == ["Outer", "Inner", "Piece"])
@@ -486,7 +486,7 @@ struct TransientFastPathTests {
 
         mode.value = 1
         for _ in 0..<3 {
-            thread.run { container.resetCurrentContainer() }
+            thread.run { container.reset() }
             _ = try thread.run { try container.resolve(LinkDepth0.self) }
             #expect(try thread.run { try container.resolve(Piece.self).constructed } == 1)
         }
@@ -673,13 +673,13 @@ struct TransientFastPathTests {
             let old = Collector<Outer>(), finished = Gate()
             onThread {
                 try! warm { _ = try container.resolve(Outer.self) }
-                container.resetCurrentContainer()  // Piece is built again below, after the reset.
+                container.reset()  // Piece is built again below, after the reset.
                 pausing.value = 1
                 old.append(try! container.resolve(Outer.self))
                 finished.open()
             }
             #expect(started.wait())
-            container.resetCurrentContainer()
+            container.reset()
             resetDone.open()
             #expect(finished.wait())
             let newPiece = try container.resolve(Piece.self)
@@ -738,7 +738,7 @@ struct TransientFastPathTests {
             Inner(piece: needsPiece.value == 1 ? try InjectionManager.resolve(Piece.self) : Piece())
         }
         c2.register(Outer.self) { Outer(inner: try c1.resolve(Inner.self)) }
-        c1.resetCurrentContainer()  // c1's scope is no longer 0.
+        c1.reset()  // c1's scope is no longer 0.
         try warm { _ = try c1.resolve(Inner.self) }
         #expect(isInThreadCache(Inner.self, of: c1))
         needsPiece.value = 1
@@ -763,7 +763,7 @@ struct TransientFastPathTests {
                 for round in 0..<20_000 {
                     if round % 2 == 0 {
                         resetsBegun.increment()
-                        container.resetCurrentContainer()
+                        container.reset()
                         resetsDone.increment()
                     } else {
                         container.register(Inner.self, lifetime: .transient) { Inner(piece: try InjectionManager.resolve(Piece.self)) }

@@ -180,7 +180,7 @@ struct TransientRegistrationLifetimeTests {
         #expect(disposals.value == 1)
         let next: RunDisposable = try container.resolve()
         #expect(next !== first)
-        container.resetCurrentContainer()
+        container.reset()
         #expect(disposals.value == 2)  // The instance built inside the factory is not cached (old scope)...
         // ...but the one resolved after is, and only it is disposed: exactly one more.
     }
@@ -287,7 +287,7 @@ struct TransientRegistrationLifetimeTests {
         container.register(NestedInner.self) { NestedInner(generation: 10 + generation.increment()) }  // Scoped now.
         let scoped = try container.resolve(NestedOuter.self).inner
         #expect(try container.resolve(NestedOuter.self).inner === scoped)
-        container.resetCurrentContainer()
+        container.reset()
         #expect(try container.resolve(NestedOuter.self).inner !== scoped, "a reset shows inside a cached transient")
     }
 
@@ -398,7 +398,7 @@ struct TransientRegistrationLifetimeTests {
                             }
                         case 14..<16: registerInner(serial)
                         case 16..<17: registerOuter(serial)
-                        default: container.resetCurrentContainer()
+                        default: container.reset()
                         }
                     }
                 }

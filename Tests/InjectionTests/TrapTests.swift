@@ -165,7 +165,7 @@ struct UnreliableSizeTests {
             let watch = Watch()
             watch.object = try container.resolve((any AppFailure).self)
             #expect(try container.resolve((any Error).self) is ClassError)
-            container.resetCurrentContainer()
+            container.reset()
             #expect(watch.object == nil)
         }
     }

@@ -209,7 +209,7 @@ struct TypeNameTests {
         copy.register(Cache.self, lifetime: .transient, file: "App/Five.swift") { Cache() }
         #expect(names(copy) == expected("App/Five.swift"))
         #expect(names(container) == expected("App/Four.swift"), "registering in the copy renamed the original's")
-        container.resetCurrentContainer()
+        container.reset()
         container.unregister(Cache.self)
         // Its twin gone, the other is named as any type is.
         let left = container.dependencyGraph().nodes.map(\.name).filter { $0.contains("Cache") }.sorted()

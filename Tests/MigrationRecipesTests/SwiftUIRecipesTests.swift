@@ -62,7 +62,7 @@ struct SwiftUIRecipesTests {
         container.register(PreviewSession.self) { PreviewSession(userName: "alice") }
         let session = InjectionManager.withContainer(container) { InjectProvider(PreviewSession.self) }
         #expect(session.value.userName == "alice")
-        container.resetCurrentContainer {
+        container.reset {
             container.register(PreviewSession.self) { PreviewSession(userName: "bob") }
         }
         #expect(session.value.userName == "bob")

@@ -27,22 +27,35 @@ extension InjectionContainer {
     /// Registers an `async` factory: built by ``resolveAsync(_:)-(Value.Type)`` or ``prepare(_:)-(Value.Type)``.
     ///
     /// ```swift
-    /// container.register((any Store).self) { await LiveStore.open() }
+    /// container.registerAsync((any Store).self) { await LiveStore.open() }
     /// let store = try await container.resolveAsync((any Store).self)
     /// ```
+    /// A factory that is async only to reach the main actor (`{ await MainActor.run { Router() } }`) is a
+    /// main-actor factory: register it with `isolation: MainActor.shared`, and `Inject()` on the main actor
+    /// builds it.
     /// A `.scoped` or `.singleton` instance is built exactly once per scope however many tasks await
     /// it. The construction runs in a task of its own, so cancelling a task that waits for it never
     /// cancels it for the others. A reset during the construction keeps its result out of the new
     /// scope. A synchronous resolve (`Inject()`) returns the instance once it is built and reports
     /// ``InjectionError/Kind/asyncFactory`` before: warm such types at launch with ``prepare(_:)-(Value.Type)``.
     /// `verify()` does not run async factories.
-    @discardableResult public func register<Value>(
+    @discardableResult public func registerAsync<Value>(
         _ type: Value.Type, lifetime: InjectionLifetime? = nil, file: StaticString = #fileID,
         factory: @escaping @Sendable () async throws -> Value
     ) -> InjectionRegistration<Value> {
         registered(Registration(
             AnyType(type), lifetime: lifetime ?? defaultLifetime, file: file, asyncFactory: factory))
     }
+
+    /// The former spelling of ``registerAsync(_:lifetime:file:factory:)-(Value.Type,_,_,_)``, chosen by
+    /// whether the closure awaits: one `await` turned a factory into one that `Inject()` cannot build.
+    @available(
+        *, deprecated,
+        message: "Use registerAsync; if it only awaits the main actor, register it with isolation: MainActor.shared")
+    @discardableResult public func register<Value>(
+        _ type: Value.Type, lifetime: InjectionLifetime? = nil, file: StaticString = #fileID,
+        factory: @escaping @Sendable () async throws -> Value
+    ) -> InjectionRegistration<Value> { registerAsync(type, lifetime: lifetime, file: file, factory: factory) }
 
     /// Registers a main-actor factory for the typed key `Key`; see ``register(_:lifetime:isolation:file:factory:postConstruction:)-(Value.Type,_,_,_,_,_)``.
     @discardableResult public func register<Key: InjectionKey>(
@@ -54,14 +67,23 @@ extension InjectionContainer {
             mainActorFactory: factory, postConstruction: postConstruction))
     }
 
-    /// Registers an `async` factory for the typed key `Key`; see ``register(_:lifetime:file:factory:)-(Value.Type,_,_,_)``.
-    @discardableResult public func register<Key: InjectionKey>(
+    /// Registers an `async` factory for the typed key `Key`; see ``registerAsync(_:lifetime:file:factory:)-(Value.Type,_,_,_)``.
+    @discardableResult public func registerAsync<Key: InjectionKey>(
         _ key: Key.Type, lifetime: InjectionLifetime? = nil, file: StaticString = #fileID,
         factory: @escaping @Sendable () async throws -> Key.Value
     ) -> InjectionRegistration<Key.Value> {
         registered(Registration(
             AnyType(key: key), lifetime: lifetime ?? defaultLifetime, file: file, asyncFactory: factory))
     }
+
+    /// The former spelling of ``registerAsync(_:lifetime:file:factory:)-(Key.Type,_,_,_)``.
+    @available(
+        *, deprecated,
+        message: "Use registerAsync; if it only awaits the main actor, register it with isolation: MainActor.shared")
+    @discardableResult public func register<Key: InjectionKey>(
+        _ key: Key.Type, lifetime: InjectionLifetime? = nil, file: StaticString = #fileID,
+        factory: @escaping @Sendable () async throws -> Key.Value
+    ) -> InjectionRegistration<Key.Value> { registerAsync(key, lifetime: lifetime, file: file, factory: factory) }
 
     /// Returns the instance registered for `type`, running async factories and hopping to the main
     /// actor for main-actor ones; throws instead of trapping.

@@ -249,17 +249,21 @@ public final class InjectionContainer: @unchecked Sendable {
     /// Ends the current scope: evicts every `.scoped` instance and forgets every `.weak` one; registrations
     /// and singletons stay.
     ///
+    /// ```swift
+    /// session.reset()   // at logout
+    /// ```
     /// Call it at logout. Objects that already hold a previous-scope instance in a `let` keep it;
     /// rebuild them after the reset. A resolve that was building a scoped instance when the reset
     /// happened returns it to its caller but never puts it in the new scope. Evicted instances are
-    /// released outside the container's lock.
-    public func resetCurrentContainer() { perform(.reset) }
+    /// released outside the container's lock. (``InjectionManager/resetCurrentContainer()`` resets the
+    /// current container.)
+    public func reset() { perform(.reset) }
 
     /// Resets the scope and applies the registrations made in `body`, as one atomic step.
     ///
     /// ```swift
-    /// InjectionManager.resetCurrentContainer {
-    ///     InjectionManager.register(UserSession.self) { UserSession(user: newUser) }
+    /// session.reset {
+    ///     session.register(UserSession.self) { UserSession(user: newUser) }
     /// }
     /// ```
     /// `register` and `unregister` calls inside `body` (on this container, from this task and its child
@@ -270,8 +274,16 @@ public final class InjectionContainer: @unchecked Sendable {
     ///
     /// > Warning: Resolving from this container inside `body` fails with
     /// > ``InjectionError/Kind/resolvedDuringReset``: the new scope does not exist until `body` returns.
+    public func reset<Failure: Error>(_ body: () throws(Failure) -> Void) throws(Failure) { try reset(applying: body) }
+
+    /// The former name of ``reset()``: on a container, "current" says nothing.
+    @available(*, deprecated, renamed: "reset()")
+    public func resetCurrentContainer() { reset() }
+
+    /// The former name of ``reset(_:)``.
+    @available(*, deprecated, renamed: "reset(_:)")
     public func resetCurrentContainer<Failure: Error>(_ body: () throws(Failure) -> Void) throws(Failure) {
-        try reset(applying: body)
+        try reset(body)
     }
 
     /// Removes every registration and cached instance, singletons included.

@@ -9,7 +9,7 @@
 /// ```
 ///
 /// ``dispose()`` is called once per eviction of a cached `.scoped` or `.singleton` instance: by
-/// ``InjectionContainer/resetCurrentContainer()``, by ``InjectionContainer/unregister(_:)-(Value.Type)``, and by
+/// ``InjectionContainer/reset()``, by ``InjectionContainer/unregister(_:)-(Value.Type)``, and by
 /// registering the type again. It runs on the thread that evicted the instance, after the container's
 /// lock is released, so it may use the container. Instances that objects still hold stay alive;
 /// ``InjectionManager/liveInstancesFromPreviousScopes()`` lists them. `.transient` and `.weak`

@@ -194,7 +194,10 @@ extension InjectionError {
             let literal = TypeNames.literal(type.type, named: name)
             let resolveAsync = "`try await InjectionManager.resolveAsync(\(literal).self)`"
             let prepare = "`try await InjectionManager.prepare(\(literal).self)`"
-            return switch lifetime {
+            let mainActor = " If the factory is async only to reach the main actor, register it with isolation: " +
+                "MainActor.shared instead (`register(\(literal).self, isolation: MainActor.shared) { ... }`): then " +
+                "Inject() on the main actor builds it."
+            let advice = switch lifetime {
             case .transient:
                 """
                 Injection: \(name) has an async factory and is .transient, so it cannot be resolved synchronously\
@@ -215,6 +218,7 @@ extension InjectionError {
                 at launch (then Inject() returns the cached instance), or resolve it with \(resolveAsync).
                 """
             }
+            return advice + mainActor
         }
     }
 

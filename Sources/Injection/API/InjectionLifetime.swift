@@ -7,7 +7,7 @@
 /// ```
 public enum InjectionLifetime: Hashable, Sendable, CustomStringConvertible {
     /// One instance per scope: built on first resolve, cached, and evicted by
-    /// ``InjectionContainer/resetCurrentContainer()``. The default.
+    /// ``InjectionContainer/reset()``. The default.
     case scoped
     /// One instance for the life of the container, kept across resets.
     case singleton

@@ -178,8 +178,8 @@ public enum InjectionManager {
 
     /// Evicts every `.scoped` instance of the current container; registrations and singletons stay.
     ///
-    /// See ``InjectionContainer/resetCurrentContainer()``.
-    public static func resetCurrentContainer() { currentContainer.resetCurrentContainer() }
+    /// See ``InjectionContainer/reset()``.
+    public static func resetCurrentContainer() { currentContainer.reset() }
 
     /// Resets the current container and applies the registrations made in `body` as one atomic step.
     ///
@@ -188,9 +188,9 @@ public enum InjectionManager {
     ///     InjectionManager.register(UserSession.self) { UserSession(user: newUser) }
     /// }
     /// ```
-    /// See ``InjectionContainer/resetCurrentContainer(_:)``.
+    /// See ``InjectionContainer/reset(_:)``.
     public static func resetCurrentContainer<Failure: Error>(_ body: () throws(Failure) -> Void) throws(Failure) {
-        try currentContainer.resetCurrentContainer(body)
+        try currentContainer.reset(body)
     }
 
     // MARK: - Diagnostics
@@ -239,14 +239,26 @@ public enum InjectionManager {
     /// Registers an `async` factory in the current container.
     ///
     /// ```swift
-    /// InjectionManager.register((any Store).self) { await LiveStore.open() }
+    /// InjectionManager.registerAsync((any Store).self) { await LiveStore.open() }
     /// ```
-    /// See ``InjectionContainer/register(_:lifetime:file:factory:)-(Value.Type,_,_,_)``.
+    /// See ``InjectionContainer/registerAsync(_:lifetime:file:factory:)-(Value.Type,_,_,_)``.
+    @discardableResult public static func registerAsync<Value>(
+        _ type: Value.Type, lifetime: InjectionLifetime? = nil, file: StaticString = #fileID,
+        factory: @escaping @Sendable () async throws -> Value
+    ) -> InjectionRegistration<Value> {
+        currentContainer.registerAsync(type, lifetime: lifetime, file: file, factory: factory)
+    }
+
+    /// The former spelling of ``registerAsync(_:lifetime:file:factory:)-(Value.Type,_,_,_)``, chosen by whether the
+    /// closure awaits.
+    @available(
+        *, deprecated,
+        message: "Use registerAsync; if it only awaits the main actor, register it with isolation: MainActor.shared")
     @discardableResult public static func register<Value>(
         _ type: Value.Type, lifetime: InjectionLifetime? = nil, file: StaticString = #fileID,
         factory: @escaping @Sendable () async throws -> Value
     ) -> InjectionRegistration<Value> {
-        currentContainer.register(type, lifetime: lifetime, file: file, factory: factory)
+        currentContainer.registerAsync(type, lifetime: lifetime, file: file, factory: factory)
     }
 
     /// Registers a main-actor factory for the typed key `Key` in the current container.
@@ -259,11 +271,22 @@ public enum InjectionManager {
     }
 
     /// Registers an `async` factory for the typed key `Key` in the current container.
+    @discardableResult public static func registerAsync<Key: InjectionKey>(
+        _ key: Key.Type, lifetime: InjectionLifetime? = nil, file: StaticString = #fileID,
+        factory: @escaping @Sendable () async throws -> Key.Value
+    ) -> InjectionRegistration<Key.Value> {
+        currentContainer.registerAsync(key, lifetime: lifetime, file: file, factory: factory)
+    }
+
+    /// The former spelling of ``registerAsync(_:lifetime:file:factory:)-(Key.Type,_,_,_)``.
+    @available(
+        *, deprecated,
+        message: "Use registerAsync; if it only awaits the main actor, register it with isolation: MainActor.shared")
     @discardableResult public static func register<Key: InjectionKey>(
         _ key: Key.Type, lifetime: InjectionLifetime? = nil, file: StaticString = #fileID,
         factory: @escaping @Sendable () async throws -> Key.Value
     ) -> InjectionRegistration<Key.Value> {
-        currentContainer.register(key, lifetime: lifetime, file: file, factory: factory)
+        currentContainer.registerAsync(key, lifetime: lifetime, file: file, factory: factory)
     }
 
     /// Returns the instance registered for `type`, running async factories and hopping to the main

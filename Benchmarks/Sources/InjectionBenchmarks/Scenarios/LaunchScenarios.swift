@@ -65,7 +65,7 @@ enum LaunchScenarios {
     static func resetInjection(_ iterations: Int) -> Timing {
         timed(iterations) { iterations in
             (0..<iterations).reduce(0) { sum, _ in
-                warmContainer.resetCurrentContainer()
+                warmContainer.reset()
                 return sum &+ resolveLaunchTypes(in: warmContainer)
             }
         }
@@ -109,7 +109,7 @@ enum LaunchScenarios {
             registerLaunchTypes(in: container)
             blackHole(resolveLaunchTypes(in: container))
             let once = MemorySnapshot.now().heapInUseBytes
-            container.resetCurrentContainer()
+            container.reset()
             blackHole(resolveLaunchTypes(in: container))
             let twice = MemorySnapshot.now().heapInUseBytes
             print(Double(once - before) / count, Double(twice - before) / count)
@@ -260,7 +260,7 @@ enum LaunchScenarios {
             result.set(timed(iterations) { iterations in
                 var checksum = 0
                 for _ in 0..<iterations {
-                    sessionContainer.resetCurrentContainer()
+                    sessionContainer.reset()
                     checksum &+= (try! sessionContainer.resolve((any Service).self)).value
                 }
                 return checksum
