@@ -366,10 +366,13 @@ extension InjectionContainer {
                     startsResolution: true, recordsEdges: recordsEdges, resolution: owner,
                     keepsInstance: buildOwner != nil, inBuild: !startsResolution))
                 let made = await run(registration, in: frame, transaction: transaction)
-                let outcome = complete(
-                    made, of: registration, owner: buildOwner, frame: .on(frame),
-                    transaction: transaction, defersPostConstruction: false)
-                return try withExtendedLifetime(task) { close(owner, outcome, of: registration) }.get()
+                // Both kept to the end: the completion reads `frame` through an unretained reference.
+                return try withExtendedLifetime((task, frame)) {
+                    let outcome = complete(
+                        made, of: registration, owner: buildOwner, frame: .on(frame),
+                        transaction: transaction, defersPostConstruction: false)
+                    return close(owner, outcome, of: registration)
+                }.get()
             default: preconditionFailure("Injection: a failed claim was not thrown")
             }
         }
