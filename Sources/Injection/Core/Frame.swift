@@ -9,7 +9,8 @@ import _InjectionPlatform
 /// which tasks inherit; a deferred `postConstruction`.
 ///
 /// The outermost frame of a resolution (its root) also stands for the whole resolution: see
-/// ``Resolution``.
+/// ``Resolution``, which the frame's place keeps (``StackFrame``, ``HeapFrame``), not the frame: a frame
+/// holds no reference, so it copies with no reference count (the transient graph target, ≤ 3.5x).
 struct Frame {
     let container: ObjectIdentifier
     /// The requested type: the registered type, the `InjectionKey` type, or a builder model type.
@@ -27,18 +28,14 @@ struct Frame {
     /// runs inside that build (a transient, an alias or a builder's build keeps nothing of its own).
     let collector: AnyType?
     fileprivate(set) var parent: FrameRef?
-    /// The resolution this frame is the root of, made when first needed (a build, a wait, deferred work).
-    fileprivate(set) var resolution: Resolution?
-    /// This frame's copy on the heap, once ``FrameRef/escape()`` made one: each frame is copied once.
-    fileprivate var escaped: HeapFrame?
 
     /// A frame for resolving `type` in `container`: a nested frame keeps its resolution's epoch; one that
     /// starts a resolution takes `epoch`, the container's current one.
     init(
         container: ObjectIdentifier, type: AnyType, epoch: UInt64, parent: FrameRef?, startsResolution: Bool,
-        recordsEdges: Bool, resolution: Resolution? = nil, keepsInstance: Bool = false, inBuild: Bool? = nil
+        recordsEdges: Bool, keepsInstance: Bool = false, inBuild: Bool? = nil
     ) {
-        (self.container, self.type, self.parent, self.resolution) = (container, type, parent, resolution)
+        (self.container, self.type, self.parent) = (container, type, parent)
         (self.startsResolution, self.recordsEdges) = (startsResolution, recordsEdges)
         let inParent = parent?.container == container
         self.epoch = !startsResolution && inParent ? parent!.epoch : epoch
@@ -50,16 +47,23 @@ struct Frame {
     var isRoot: Bool { startsResolution || parent == nil }
 }
 
+/// A frame on a thread's frame stack (``ThreadState/push(_:resolution:)``), with what it keeps: the
+/// resolution it is the root of, made when first needed (a build, a wait, deferred work), and its copy
+/// on the heap, once ``FrameRef/escape()`` made one (each frame is copied once).
+typealias StackFrame = (frame: Frame, resolution: Resolution?, escaped: HeapFrame?)
+
 /// A frame on the heap, for a frame that outlives the call that made it. Keeps its parents alive.
-final class HeapFrame: @unchecked Sendable {  // `frame` changes only on the resolving thread (its `resolution`).
-    fileprivate(set) var frame: Frame
+final class HeapFrame: @unchecked Sendable {  // `resolution` changes only on the resolving thread.
+    let frame: Frame
+    /// The resolution this frame is the root of (see ``StackFrame``).
+    fileprivate(set) var resolution: Resolution?
     /// For an async construction's frame, the task running it (set once, before the factory runs).
     var ownerTask: Int?
     /// The parent on the heap, if any, which ``frame`` refers to without retaining it.
     private var heapParent: HeapFrame?
 
-    init(_ frame: Frame) {
-        self.frame = frame
+    init(_ frame: Frame, resolution: Resolution? = nil) {
+        (self.frame, self.resolution) = (frame, resolution)
         if case .heap(let parent)? = frame.parent { heapParent = parent.takeUnretainedValue() }
     }
 
@@ -76,16 +80,16 @@ final class HeapFrame: @unchecked Sendable {  // `frame` changes only on the res
     }
 
     /// Whether the resolution this frame belongs to has ended (see ``Resolution/hasEnded``).
-    var hasEnded: Bool { FrameRef.on(self).root.read { $0.pointee.resolution?.hasEnded } ?? false }
+    var hasEnded: Bool { FrameRef.on(self).root.resolution(making: false)?.hasEnded ?? false }
 
     /// Ends the resolution this frame is the root of, if it has one.
-    func endResolution() { frame.resolution?.end() }
+    func endResolution() { resolution?.end() }
 }
 
 /// A frame, wherever it lives: a local of the call running its factory, or on the heap. A local frame
 /// is valid while that call runs, which whoever published it outlives.
 enum FrameRef {
-    case stack(UnsafeMutablePointer<Frame>)
+    case stack(UnsafeMutablePointer<StackFrame>)
     /// Not retained, so that a frame reference copies with no reference count (the transient graph target,
     /// ≤ 3.5x): whoever publishes one keeps its frame alive, as for a local frame (a task's binding, the
     /// resolve that made it, a copy of its child: a ``HeapFrame`` keeps its parent on the heap alive).
@@ -99,8 +103,7 @@ enum FrameRef {
     @inline(__always)  // A closure call per question about a frame otherwise: the transient graph target.
     func read<Result>(_ body: (UnsafePointer<Frame>) -> Result) -> Result {
         switch self {
-        case .stack(let pointer): body(pointer)
-        // A copy: other tasks may read it too.
+        case .stack(let pointer): withUnsafePointer(to: pointer.pointee.frame) { body($0) }
         case .heap(let frame): withUnsafePointer(to: frame.takeUnretainedValue().frame) { body($0) }
         }
     }
@@ -174,14 +177,17 @@ enum FrameRef {
     }
 
     /// The resolution this frame belongs to, made on first use. Call on the resolving thread only.
-    var resolution: Resolution {
-        func resolution(of root: inout Frame) -> Resolution {
-            if root.resolution == nil { root.resolution = Resolution.make() }
-            return root.resolution!
+    var resolution: Resolution { resolution(making: true)! }
+
+    /// The resolution this frame belongs to, if made; `making`: made now if it is not.
+    func resolution(making: Bool) -> Resolution? {
+        func resolution(_ made: inout Resolution?) -> Resolution? {
+            if made == nil && making { made = Resolution.make() }
+            return made
         }
         switch root {
-        case .stack(let pointer): return resolution(of: &pointer.pointee)
-        case .heap(let frame): return resolution(of: &frame.takeUnretainedValue().frame)
+        case .stack(let pointer): return resolution(&pointer.pointee.resolution)
+        case .heap(let frame): return resolution(&frame.takeUnretainedValue().resolution)
         }
     }
 
@@ -190,7 +196,7 @@ enum FrameRef {
     /// `postConstruction`) still runs at the end of the original resolution. Each local frame is copied
     /// once, whatever asks; a loop, however long the chain.
     func escape() -> HeapFrame {
-        var locals: [UnsafeMutablePointer<Frame>] = []
+        var locals: [UnsafeMutablePointer<StackFrame>] = []
         var onHeap: HeapFrame?
         var current: FrameRef? = self
         while let frame = current, onHeap == nil {
@@ -200,16 +206,15 @@ enum FrameRef {
                 onHeap = pointer.pointee.escaped
                 if onHeap == nil {
                     locals.append(pointer)
-                    current = pointer.pointee.parent
+                    current = pointer.pointee.frame.parent
                 }
             }
         }
         for pointer in locals.reversed() {  // From the outermost, each onto its parent's copy.
-            if pointer.pointee.isRoot { _ = FrameRef.stack(pointer).resolution }  // Shared by the copy.
-            var copy = pointer.pointee
+            var copy = pointer.pointee.frame
             copy.parent = onHeap.map { .on($0) }
-            copy.escaped = nil
-            let frame = HeapFrame(copy)
+            // A root's copy shares its resolution.
+            let frame = HeapFrame(copy, resolution: copy.isRoot ? FrameRef.stack(pointer).resolution : nil)
             pointer.pointee.escaped = frame
             onHeap = frame
         }

@@ -283,8 +283,7 @@ extension InjectionContainer {
             case .build(let registration, let buildOwner, let recordsEdges, let epoch, _):
                 let frame = FrameRef.stack(thread.push(Frame(
                     container: id, type: requested, epoch: epoch, parent: parent, startsResolution: startsResolution,
-                    recordsEdges: recordsEdges, resolution: owner == nil ? buildOwner : nil,
-                    keepsInstance: buildOwner != nil)))
+                    recordsEdges: recordsEdges, keepsInstance: buildOwner != nil), resolution: owner == nil ? buildOwner : nil))
                 let made = run(frame, thread: thread, transaction: binding?.transaction) { try registration.make() }
                 let outcome = complete(
                     made, of: registration, owner: buildOwner, frame: frame,
@@ -363,8 +362,8 @@ extension InjectionContainer {
             case .build(let registration, let buildOwner, let recordsEdges, let epoch, _):
                 let frame = HeapFrame(Frame(
                     container: id, type: requested, epoch: epoch, parent: parent.map { .on($0.escape()) },
-                    startsResolution: true, recordsEdges: recordsEdges, resolution: owner,
-                    keepsInstance: buildOwner != nil, inBuild: !startsResolution))
+                    startsResolution: true, recordsEdges: recordsEdges, keepsInstance: buildOwner != nil,
+                    inBuild: !startsResolution), resolution: owner)
                 let made = await run(registration, in: frame, transaction: transaction)
                 // Both kept to the end: the completion reads `frame` through an unretained reference.
                 return try withExtendedLifetime((task, frame)) {

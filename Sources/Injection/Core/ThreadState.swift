@@ -13,7 +13,7 @@ import _InjectionPlatform
 final class ThreadState: ManagedBuffer<ThreadState.Fields, Void> {
     typealias Fields = (
         binding: Binding?, stackLimit: UInt, cache: Unmanaged<ThreadCache>?,
-        frames: UnsafeMutablePointer<Frame>, frameCount: Int
+        frames: UnsafeMutablePointer<StackFrame>, frameCount: Int
     )
 
     /// The stack a resolve keeps in hand for one more level of nesting, the factory's own frames, and
@@ -51,26 +51,27 @@ final class ThreadState: ManagedBuffer<ThreadState.Fields, Void> {
     /// theirs.
     private static let frameCapacity = 32
 
-    /// Pushes `frame` on this thread's frame stack; returns where it is, valid until ``pop(_:)``.
-    func push(_ frame: consuming Frame) -> UnsafeMutablePointer<Frame> {
+    /// Pushes `frame` on this thread's frame stack, the root of `resolution` if given; returns where it
+    /// is, valid until ``pop(_:)``.
+    func push(_ frame: Frame, resolution: Resolution? = nil) -> UnsafeMutablePointer<StackFrame> {
         let pointer = withUnsafeMutablePointerToHeader { fields in
             let count = fields.pointee.frameCount
             fields.pointee.frameCount = count + 1
             return count < Self.frameCapacity ? fields.pointee.frames + count : .allocate(capacity: 1)
         }
-        pointer.initialize(to: frame)
+        pointer.initialize(to: (frame, resolution, nil))
         return pointer
     }
 
     /// Pops the innermost frame, at `pointer`; returns its resolution if it is that resolution's root
     /// (the caller closes it).
-    func pop(_ pointer: UnsafeMutablePointer<Frame>) -> Resolution? {
-        let frame = pointer.move()
+    func pop(_ pointer: UnsafeMutablePointer<StackFrame>) -> Resolution? {
+        let (frame, resolution, _) = pointer.move()
         withUnsafeMutablePointerToHeader { fields in
             fields.pointee.frameCount -= 1
             if fields.pointee.frameCount >= Self.frameCapacity { pointer.deallocate() }
         }
-        return frame.isRoot ? frame.resolution : nil
+        return frame.isRoot ? resolution : nil
     }
 
     /// Runs `body` with `binding` as the thread's binding, then restores the one before. (Swapped in and
