@@ -1,5 +1,4 @@
-import Foundation
-@_spi(Testing) import Injection
+import Injection
 import InjectionTesting
 import Testing
 
