@@ -36,6 +36,8 @@ extension Builder {
     /// let screen = ProfileScreenBuilder(userID: "42").build()   // any ProfileScreen
     /// ```
     /// Use ``InjectionManager/build(_:isolation:)`` to get an ``InjectionError`` instead of a trap.
+    /// A main-actor builder is checked here at run time; make the model a ``MainActorBuilder`` to have
+    /// the compiler check it.
     /// - Parameters:
     ///   - isolation: The caller's actor, filled in by the compiler: a main-actor builder runs only
     ///     from main-actor code.
@@ -46,6 +48,60 @@ extension Builder {
     ) -> BuildResult {
         do {
             return try InjectionManager.currentContainer.build(self, caller: isolation)
+        } catch { InjectionManager.fail(error, file: file, line: line) }
+    }
+}
+
+/// A builder model whose implementation is main-actor: its ``build(file:line:)`` is `@MainActor`, so
+/// the compiler rejects a build from code that is not on the main actor.
+///
+/// ```swift
+/// // API module
+/// @MainActor public protocol ProfileView: AnyObject { var userID: String { get } }
+/// public struct ProfileVCBuilder: MainActorBuilder {
+///     public typealias BuildResult = any ProfileView
+///     public let userID: String
+///     public init(userID: String) { self.userID = userID }
+/// }
+///
+/// // Composition root
+/// InjectionManager.register(ProfileVCBuilder.self, building: ProfileViewController.self)
+///
+/// @MainActor func showProfile() {
+///     let controller = ProfileVCBuilder(userID: "42").build()   // compiles: main-actor code
+/// }
+/// func prefetch() {
+///     _ = ProfileVCBuilder(userID: "42").build()
+///     // error: call to main actor-isolated instance method 'build(file:line:)' in a synchronous
+///     // nonisolated context
+/// }
+/// ```
+/// A plain ``Builder`` checks the same rule only at run time: its `build()` traps off the main actor.
+/// Async code writes `await model.build()`, which runs on the main actor. Code generic over ``Builder``,
+/// ``InjectionManager/build(_:isolation:)`` and ``InjectionManager/buildAsync(_:)`` keep the run-time
+/// check (a throw, or a hop), for code that must build from anywhere.
+public protocol MainActorBuilder: Builder {}
+
+extension MainActorBuilder {
+    /// Builds the instance registered for this model type in the current container, on the main actor;
+    /// traps with a message that names the model type and how to register it if it is not registered.
+    ///
+    /// ```swift
+    /// @MainActor func showProfile() {
+    ///     let controller = ProfileVCBuilder(userID: "42").build()   // any ProfileView
+    /// }
+    /// ```
+    /// `@MainActor`, so a call from code off the main actor does not compile (from async code,
+    /// `await model.build()` hops). It is chosen over ``Builder/build(isolation:file:line:)``, the
+    /// run-time-checked build every ``Builder`` has. The registration may be a main-actor closure, a
+    /// ``MainActorBuildable`` implementation, or a plain closure, which then runs on the main actor too.
+    /// Use ``InjectionManager/build(_:isolation:)`` to get an ``InjectionError`` instead of a trap.
+    /// - Parameters:
+    ///   - file: The file the trap reports (leave the default).
+    ///   - line: The line the trap reports (leave the default).
+    @MainActor public func build(file: StaticString = #fileID, line: UInt = #line) -> BuildResult {
+        do {
+            return try InjectionManager.currentContainer.build(self, caller: MainActor.shared)
         } catch { InjectionManager.fail(error, file: file, line: line) }
     }
 }
