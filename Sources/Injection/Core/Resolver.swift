@@ -283,7 +283,8 @@ extension InjectionContainer {
             case .build(let registration, let buildOwner, let recordsEdges, let epoch, _):
                 let frame = FrameRef.stack(thread.push(Frame(
                     container: id, type: requested, epoch: epoch, parent: parent, startsResolution: startsResolution,
-                    recordsEdges: recordsEdges, keepsInstance: buildOwner != nil), resolution: owner == nil ? buildOwner : nil))
+                    recordsEdges: recordsEdges, keepsInstance: buildOwner != nil),
+                    resolution: owner == nil ? buildOwner : nil))
                 let made = run(frame, thread: thread, transaction: binding?.transaction) { try registration.make() }
                 let outcome = complete(
                     made, of: registration, owner: buildOwner, frame: frame,
