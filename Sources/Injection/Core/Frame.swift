@@ -53,10 +53,10 @@ struct Frame {
 typealias StackFrame = (frame: Frame, resolution: Resolution?, escaped: HeapFrame?)
 
 /// A frame on the heap, for a frame that outlives the call that made it. Keeps its parents alive.
-final class HeapFrame: @unchecked Sendable {  // `resolution` changes only on the resolving thread.
+final class HeapFrame: @unchecked Sendable {  // Immutable but for `ownerTask`, set before it is shared.
     let frame: Frame
-    /// The resolution this frame is the root of (see ``StackFrame``).
-    fileprivate(set) var resolution: Resolution?
+    /// The resolution this frame is the root of, given by whoever made it (see ``StackFrame``).
+    let resolution: Resolution?
     /// For an async construction's frame, the task running it (set once, before the factory runs).
     var ownerTask: Int?
     /// The parent on the heap, if any, which ``frame`` refers to without retaining it.
@@ -179,15 +179,14 @@ enum FrameRef {
     /// The resolution this frame belongs to, made on first use. Call on the resolving thread only.
     var resolution: Resolution { resolution(making: true)! }
 
-    /// The resolution this frame belongs to, if made; `making`: made now if it is not.
+    /// The resolution this frame belongs to, if made; `making`: made now if it is not. (A root on the heap
+    /// always has one: its maker gives it.)
     func resolution(making: Bool) -> Resolution? {
-        func resolution(_ made: inout Resolution?) -> Resolution? {
-            if made == nil && making { made = Resolution.make() }
-            return made
-        }
         switch root {
-        case .stack(let pointer): return resolution(&pointer.pointee.resolution)
-        case .heap(let frame): return resolution(&frame.takeUnretainedValue().resolution)
+        case .stack(let pointer):
+            if pointer.pointee.resolution == nil && making { pointer.pointee.resolution = Resolution.make() }
+            return pointer.pointee.resolution
+        case .heap(let frame): return frame.takeUnretainedValue().resolution
         }
     }
 
