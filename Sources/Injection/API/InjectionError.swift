@@ -124,13 +124,14 @@ extension InjectionError {
         }
     }
 
-    /// `isTransient`: every type on the cycle is `.transient`, so nothing is cached for a back-reference
-    /// set after construction to find: the advice leaves that way out.
+    /// `isTransient`: every type on the cycle is `.transient` or a builder, so nothing is cached for a
+    /// back-reference set after construction to find: the advice leaves that way out.
     static func cycle(_ type: AnyType, path: [AnyType], isTransient: Bool = false, names: TypeNames) -> InjectionError {
         let pathNames = path.map(names.name)
         let advice = "Break it by removing one of these dependencies, or by " + (isTransient
-            ? "resolving one of them on first use (InjectLazy): every type on it is .transient, so none is " +
-                "cached for a back-reference to find."
+            ? "resolving one of them on first use (InjectLazy): every type on it is .transient"
+                + (path.contains(where: \.isBuilder) ? " or a builder" : "")
+                + ", so none is cached for a back-reference to find."
             : "setting the back-reference after construction (register(_:lifetime:factory:postConstruction:)) " +
                 "or on first use (InjectLazy).")
         return InjectionError(
@@ -144,22 +145,24 @@ extension InjectionError {
     ) -> Self {
         InjectionError(.factoryFailed, type, chain: chain, names: names, underlyingError: underlying) {
             name, resolving in
-            inPostConstruction ? """
+            let (closure, next) = type.isBuilder
+                ? ("build closure", "build runs it") : ("factory", "resolve runs the factory")
+            return inPostConstruction ? """
                 Injection: the postConstruction of \(name) threw \(underlying)\(resolving). \
                 The instance was evicted, with everything the same resolve built; objects that already \
                 received them keep them. The next resolve builds them again.
                 """ : """
-                Injection: the factory for \(name) threw \(underlying)\(resolving). \
-                Nothing was cached, so the next resolve runs the factory again; \
-                fix the factory or what it needs.
+                Injection: the \(closure) for \(name) threw \(underlying)\(resolving). \
+                Nothing was cached, so the next \(next) again; fix the \(closure) or what it needs.
                 """
         }
     }
 
     static func resolvedDuringReset(_ type: AnyType, chain: [AnyType], names: TypeNames) -> InjectionError {
         InjectionError(.resolvedDuringReset, type, chain: chain, names: names) { name, _ in """
-            Injection: \(name) was resolved inside resetCurrentContainer { }, before the new scope \
-            exists. Only register inside the block; resolve after it returns.
+            Injection: \(name) was \(type.isBuilder ? "built" : "resolved") inside resetCurrentContainer { }, \
+            before the new scope exists. Only register inside the block; \
+            \(type.isBuilder ? "build" : "resolve") after it returns.
             """
         }
     }
@@ -234,11 +237,13 @@ extension InjectionError {
 
     static func tooDeep(_ type: AnyType, chain: [AnyType], stackSize: UInt, names: TypeNames) -> InjectionError {
         InjectionError(.tooDeep, type, chain: chain, names: names) { name, _ in
+            let (verb, nested) = type.isBuilder
+                ? ("building", "factories and build closures") : ("resolving", "factories")
             let chainNames = chain.map(names.name)
             let ends = chainNames.count > 2
                 ? "\(chainNames[0]) → … → \(chainNames.last!)" : chainNames.joined(separator: " → ")
             return """
-                Injection: resolving \(name) nests \(chainNames.count) factories deep (\(ends)), and \
+                Injection: \(verb) \(name) nests \(chainNames.count) \(nested) deep (\(ends)), and \
                 this thread's \(stackSize >> 10) KiB stack has less than \(ThreadState.stackReserve >> 10) KiB left, \
                 so resolving on would overflow it. Make the graph shallower (a factory that resolves what it needs \
                 on first use, with InjectLazy, ends the chain there), or resolve it on a thread with a larger \

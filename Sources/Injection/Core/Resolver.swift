@@ -421,7 +421,10 @@ extension InjectionContainer {
 
     /// The cycle error for `path`, whose advice depends on whether a type on it keeps its instance.
     private func cycle(_ requested: AnyType, path: [AnyType]) -> InjectionError {
-        let isTransient = state.withLock { state in path.allSatisfy { state[$0]?.lifetime == .transient } }
+        // A builder, registered as a singleton, keeps only its build closure: each build makes a new instance.
+        let isTransient = state.withLock { state in
+            path.allSatisfy { $0.isBuilder || state[$0]?.lifetime == .transient }
+        }
         return .cycle(requested, path: path, isTransient: isTransient, names: names)
     }
 
