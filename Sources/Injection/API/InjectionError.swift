@@ -94,15 +94,34 @@ public struct InjectionError: Error, CustomStringConvertible, Sendable {
 
 extension InjectionError {
     /// `escaped`: resolved from the process-wide container, with no container bound, while a test's lives.
-    static func notRegistered(_ type: AnyType, chain: [AnyType], names: TypeNames, escaped: Bool = false) -> Self {
+    /// `registered`: the registered keys whose `Value` is `type`, and what the container remembers of the
+    /// registration of `type` that `unregister` or `removeAll` took out (see ``ContainerState/registered(around:)``).
+    static func notRegistered(
+        _ type: AnyType, chain: [AnyType], names: TypeNames, escaped: Bool = false,
+        registered: (keys: [AnyType], removed: (file: StaticString, byRemoveAll: Bool)?) = ([], nil)
+    ) -> Self {
         InjectionError(.notRegistered, type, chain: chain, names: names) { name, resolving in
             let literal = TypeNames.literal(type.type, named: name)
+            // Removed by the app itself: the fix is to register it again, not to add a registration at launch.
+            let again = registered.removed.map { removed in
+                let unregister = "unregister(\(type.isBuilder ? "builder: " : "")\(literal).self)"
+                return "It was registered in \(removed.file), then removed by "
+                    + (removed.byRemoveAll ? "removeAll()" : unregister) + "; register it again"
+            }
             if type.isBuilder {
                 return """
-                    Injection: no builder registered for \(name)\(resolving). Register it at launch: \
+                    Injection: no builder registered for \(name)\(resolving). \
+                    \(again.map { $0 + ":" } ?? "Register it at launch:") \
                     InjectionManager.register(\(literal).self) { builder in ... }
                     """
             }
+            // The keys, in name order (the first one is suggested), before the advice to register it.
+            let keyNames = registered.keys.map { (names.name($0), $0.type) }.sorted { $0.0 < $1.0 }
+            let keyList = keyNames.map(\.0).joined(separator: ", ")
+            let underKeys = keyNames.first.map { "It is registered under keys: \(keyList) — resolve one of them: "
+                + "Inject(\(TypeNames.literal($0.1, named: $0.0)).self). " } ?? ""
+            let register = again.map { $0 + " before it is resolved:" }
+                ?? (keyNames.isEmpty ? "Register" : "Or register") + " it before it is resolved, e.g. at launch:"
             var hint = ""
             if TypeNames.isPrivate(type.type) {
                 hint = " (\(name) is private, so that line compiles only in the file that declares it.)"
@@ -118,7 +137,7 @@ extension InjectionError {
             }
             return """
                 Injection: no registration for \(name)\(resolving). \
-                Register it before it is resolved, e.g. at launch: \
+                \(underKeys)\(register) \
                 InjectionManager.register(\(literal).self) { ... }\(hint)
                 """
         }
