@@ -94,15 +94,34 @@ public struct InjectionError: Error, CustomStringConvertible, Sendable {
 
 extension InjectionError {
     /// `escaped`: resolved from the process-wide container, with no container bound, while a test's lives.
-    static func notRegistered(_ type: AnyType, chain: [AnyType], names: TypeNames, escaped: Bool = false) -> Self {
+    /// `registered`: the registered keys whose `Value` is `type`, and what the container remembers of the
+    /// registration of `type` that `unregister` or `removeAll` took out (see ``ContainerState/registered(around:)``).
+    static func notRegistered(
+        _ type: AnyType, chain: [AnyType], names: TypeNames, escaped: Bool = false,
+        registered: (keys: [AnyType], removed: (file: StaticString, byRemoveAll: Bool)?) = ([], nil)
+    ) -> Self {
         InjectionError(.notRegistered, type, chain: chain, names: names) { name, resolving in
             let literal = TypeNames.literal(type.type, named: name)
+            // Removed by the app itself: the fix is to register it again, not to add a registration at launch.
+            let again = registered.removed.map { removed in
+                let unregister = "unregister(\(type.isBuilder ? "builder: " : "")\(literal).self)"
+                return "It was registered in \(removed.file), then removed by "
+                    + (removed.byRemoveAll ? "removeAll()" : unregister) + "; register it again"
+            }
             if type.isBuilder {
                 return """
-                    Injection: no builder registered for \(name)\(resolving). Register it at launch: \
+                    Injection: no builder registered for \(name)\(resolving). \
+                    \(again.map { $0 + ":" } ?? "Register it at launch:") \
                     InjectionManager.register(\(literal).self) { builder in ... }
                     """
             }
+            // The keys, in name order (the first one is suggested), before the advice to register it.
+            let keyNames = registered.keys.map { (names.name($0), $0.type) }.sorted { $0.0 < $1.0 }
+            let keyList = keyNames.map(\.0).joined(separator: ", ")
+            let underKeys = keyNames.first.map { "It is registered under keys: \(keyList) — resolve one of them: "
+                + "Inject(\(TypeNames.literal($0.1, named: $0.0)).self). " } ?? ""
+            let register = again.map { $0 + " before it is resolved:" }
+                ?? (keyNames.isEmpty ? "Register" : "Or register") + " it before it is resolved, e.g. at launch:"
             var hint = ""
             if TypeNames.isPrivate(type.type) {
                 hint = " (\(name) is private, so that line compiles only in the file that declares it.)"
@@ -118,19 +137,20 @@ extension InjectionError {
             }
             return """
                 Injection: no registration for \(name)\(resolving). \
-                Register it before it is resolved, e.g. at launch: \
+                \(underKeys)\(register) \
                 InjectionManager.register(\(literal).self) { ... }\(hint)
                 """
         }
     }
 
-    /// `isTransient`: every type on the cycle is `.transient`, so nothing is cached for a back-reference
-    /// set after construction to find: the advice leaves that way out.
+    /// `isTransient`: every type on the cycle is `.transient` or a builder, so nothing is cached for a
+    /// back-reference set after construction to find: the advice leaves that way out.
     static func cycle(_ type: AnyType, path: [AnyType], isTransient: Bool = false, names: TypeNames) -> InjectionError {
         let pathNames = path.map(names.name)
         let advice = "Break it by removing one of these dependencies, or by " + (isTransient
-            ? "resolving one of them on first use (InjectLazy): every type on it is .transient, so none is " +
-                "cached for a back-reference to find."
+            ? "resolving one of them on first use (InjectLazy): every type on it is .transient"
+                + (path.contains(where: \.isBuilder) ? " or a builder" : "")
+                + ", so none is cached for a back-reference to find."
             : "setting the back-reference after construction (register(_:lifetime:factory:postConstruction:)) " +
                 "or on first use (InjectLazy).")
         return InjectionError(
@@ -144,22 +164,24 @@ extension InjectionError {
     ) -> Self {
         InjectionError(.factoryFailed, type, chain: chain, names: names, underlyingError: underlying) {
             name, resolving in
-            inPostConstruction ? """
+            let (closure, next) = type.isBuilder
+                ? ("build closure", "build runs it") : ("factory", "resolve runs the factory")
+            return inPostConstruction ? """
                 Injection: the postConstruction of \(name) threw \(underlying)\(resolving). \
                 The instance was evicted, with everything the same resolve built; objects that already \
                 received them keep them. The next resolve builds them again.
                 """ : """
-                Injection: the factory for \(name) threw \(underlying)\(resolving). \
-                Nothing was cached, so the next resolve runs the factory again; \
-                fix the factory or what it needs.
+                Injection: the \(closure) for \(name) threw \(underlying)\(resolving). \
+                Nothing was cached, so the next \(next) again; fix the \(closure) or what it needs.
                 """
         }
     }
 
     static func resolvedDuringReset(_ type: AnyType, chain: [AnyType], names: TypeNames) -> InjectionError {
         InjectionError(.resolvedDuringReset, type, chain: chain, names: names) { name, _ in """
-            Injection: \(name) was resolved inside resetCurrentContainer { }, before the new scope \
-            exists. Only register inside the block; resolve after it returns.
+            Injection: \(name) was \(type.isBuilder ? "built" : "resolved") inside resetCurrentContainer { }, \
+            before the new scope exists. Only register inside the block; \
+            \(type.isBuilder ? "build" : "resolve") after it returns.
             """
         }
     }
@@ -234,11 +256,13 @@ extension InjectionError {
 
     static func tooDeep(_ type: AnyType, chain: [AnyType], stackSize: UInt, names: TypeNames) -> InjectionError {
         InjectionError(.tooDeep, type, chain: chain, names: names) { name, _ in
+            let (verb, nested) = type.isBuilder
+                ? ("building", "factories and build closures") : ("resolving", "factories")
             let chainNames = chain.map(names.name)
             let ends = chainNames.count > 2
                 ? "\(chainNames[0]) → … → \(chainNames.last!)" : chainNames.joined(separator: " → ")
             return """
-                Injection: resolving \(name) nests \(chainNames.count) factories deep (\(ends)), and \
+                Injection: \(verb) \(name) nests \(chainNames.count) \(nested) deep (\(ends)), and \
                 this thread's \(stackSize >> 10) KiB stack has less than \(ThreadState.stackReserve >> 10) KiB left, \
                 so resolving on would overflow it. Make the graph shallower (a factory that resolves what it needs \
                 on first use, with InjectLazy, ends the chain there), or resolve it on a thread with a larger \

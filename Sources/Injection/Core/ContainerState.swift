@@ -93,12 +93,17 @@ struct ContainerState {
     /// Every key some build recorded as a dependency (``record(_:for:)``): the re-registration report looks
     /// at the slots only for these, so registering again costs no pass over all of them.
     private(set) var dependedOn: Set<AnyType> = []
+    /// Each key that `unregister` (or ``removeAll()``, `byRemoveAll`) removed, until it is registered again: the
+    /// file that registered it, which its `notRegistered` message names. Written by those changes only, and
+    /// touched by a register only while not empty: nothing is added to a registration or a resolve.
+    private(set) var removed: [AnyType: (file: StaticString, byRemoveAll: Bool)] = [:]
 
     init() {}
 
-    /// A state with the registrations of `other` and nothing built.
+    /// A state with the registrations of `other` and nothing built, and what `other` remembers was removed.
     init(registrationsOf other: ContainerState) {
         for (key, slot) in other.slots.entries { slots.insert(Slot(registration: slot.registration), for: key) }
+        removed = other.removed
     }
 
     /// The registration for `key`, if any.
@@ -310,7 +315,9 @@ struct ContainerState {
     mutating func replace(_ key: AnyType, with registration: Registration?) -> Evictions? {
         generation &+= 1
         let replaced = registration.map { slots.insert(Slot(registration: $0), for: key) } ?? slots.remove(key)
+        if registration != nil && !removed.isEmpty { removed[key] = nil }
         guard var old = replaced else { return nil }
+        if registration == nil { removed[key] = (old.registration.file, false) }
         var evictions = Evictions()
         // A live weak instance goes to `released`: the strong reference the read took may be the last.
         evictions.replacedHeldInstances = old.registration.lifetime == .transient
@@ -325,12 +332,28 @@ struct ContainerState {
     mutating func removeAll() -> Evictions {
         var evictions = Evictions()
         (epoch, generation) = (epoch &+ 1, generation &+ 1)
+        for (key, slot) in slots.entries { removed[key] = (slot.registration.file, true) }
         slots.forEachElement { slot in
             evictions.empty(&slot)
             evictions.released.append(slot.registration)
         }
         slots = HashTable()
         return evictions
+    }
+
+    /// What a `notRegistered` message for `key` tells of what was registered: the keys registered for its type
+    /// (their `Value`), for a type, and what ``removed`` remembers of `key`. Only on that failure path: a pass
+    /// over the table's keys, the words only. (Among 32,768 registrations, a failed resolve took 46 ms in a
+    /// debug build with a copy of every slot; 18 ms with the keys, 0.4 ms in release.)
+    func registered(around key: AnyType) -> (keys: [AnyType], removed: (file: StaticString, byRemoveAll: Bool)?) {
+        // Compared as identities: `==` on metatypes takes `any ~Copyable.Type`, whose metadata needs the Swift
+        // 5.7 runtime (iOS 16, macOS 13).
+        func value<Key: InjectionKey>(of _: Key.Type) -> ObjectIdentifier { ObjectIdentifier(Key.Value.self) }
+        let type = ObjectIdentifier(key.type)
+        let keys = key.isKey || key.isBuilder ? [] : slots.keys.filter { candidate in
+            candidate.isKey && (candidate.type as? any InjectionKey.Type).map { value(of: $0) } == type
+        }
+        return (keys, removed[key])
     }
 
     /// Takes `instance` out of `registration`, the one that cached it, if it is still there: its

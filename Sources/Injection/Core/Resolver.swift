@@ -176,7 +176,9 @@ extension InjectionContainer {
         case .notRegistered:
             // At the top of a resolve from the process-wide container while a test's container lives.
             let escaped = parent == nil && self === InjectionManager.sharedContainer && Self.testContainersAlive
-            throw .notRegistered(requested, chain: chain(parent, then: requested), names: names, escaped: escaped)
+            throw .notRegistered(  // What was registered is read under the lock, and named after unlocking.
+                requested, chain: chain(parent, then: requested), names: names, escaped: escaped,
+                registered: state.withLock { $0.registered(around: requested) })
         case .cycle: throw cycle(requested, path: (parent?.path(from: requested, in: id) ?? []) + [requested])
         case .wrongIsolation: throw .wrongIsolation(requested, chain: chain(parent, then: requested), names: names)
         case .asyncFactory(let lifetime):
@@ -421,7 +423,10 @@ extension InjectionContainer {
 
     /// The cycle error for `path`, whose advice depends on whether a type on it keeps its instance.
     private func cycle(_ requested: AnyType, path: [AnyType]) -> InjectionError {
-        let isTransient = state.withLock { state in path.allSatisfy { state[$0]?.lifetime == .transient } }
+        // A builder, registered as a singleton, keeps only its build closure: each build makes a new instance.
+        let isTransient = state.withLock { state in
+            path.allSatisfy { $0.isBuilder || state[$0]?.lifetime == .transient }
+        }
         return .cycle(requested, path: path, isTransient: isTransient, names: names)
     }
 

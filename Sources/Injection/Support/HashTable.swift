@@ -56,6 +56,13 @@ struct HashTable<Element> {
         }
     }
 
+    /// Every key, in no particular order: the words only, no element copied.
+    var keys: [AnyType] {
+        storage?.withUnsafeMutablePointers { header, keys in
+            (0..<header.pointee.buckets).filter { keys[$0] != 0 }.map { AnyType(bits: keys[$0]) }
+        } ?? []
+    }
+
     /// Every key and element, in no particular order.
     var entries: [(key: AnyType, element: Element)] {
         storage?.withUnsafeMutablePointers { header, keys in
