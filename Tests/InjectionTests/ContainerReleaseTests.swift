@@ -152,7 +152,9 @@ struct ContainerReleaseTests {
             var keep: [InjectionContainer] = []
             // Until a few land at freed addresses: malloc hands out other free blocks of that size first, so
             // how many allocations that takes varies from run to run.
-            for _ in 0..<5_000 where reused < 3 {
+            var made = 0
+            while reused < 3 && made < 5_000 {  // (`for … where` would go on making containers after the third.)
+                made += 1
                 let fresh = InjectionContainer()
                 keep.append(fresh)
                 if freed.contains(ObjectIdentifier(fresh)) {
