@@ -20,7 +20,7 @@ extension InjectionContainer {
         factory: @escaping @MainActor @Sendable () throws -> Value,
         postConstruction: (@Sendable (Value) throws -> Void)? = nil
     ) -> InjectionRegistration<Value> {
-        registered(Registration(AnyType(type), lifetime: lifetime ?? defaultLifetime, file: file,
+        registered(Registration(AnyType(exactly: type), lifetime: lifetime ?? defaultLifetime, file: file,
             mainActorFactory: factory, postConstruction: postConstruction))
     }
 
@@ -44,7 +44,7 @@ extension InjectionContainer {
         factory: @escaping @Sendable () async throws -> Value
     ) -> InjectionRegistration<Value> {
         registered(Registration(
-            AnyType(type), lifetime: lifetime ?? defaultLifetime, file: file, asyncFactory: factory))
+            AnyType(exactly: type), lifetime: lifetime ?? defaultLifetime, file: file, asyncFactory: factory))
     }
 
     /// The former spelling of ``registerAsync(_:lifetime:file:factory:)-(Value.Type,_,_,_)``, chosen by
@@ -94,7 +94,7 @@ extension InjectionContainer {
     /// It works for every registration, sync ones included. (It is not an `async` overload of
     /// `resolve`, so existing `try resolve(...)` calls in async code keep compiling without `await`.)
     public func resolveAsync<Value>(_ type: Value.Type = Value.self) async throws(InjectionError) -> Value {
-        try await asyncResolve(AnyType(type)).value(as: Value.self)
+        try await asyncResolve(AnyType(exactly: type)).value(as: Value.self)
     }
 
     /// Returns the instance registered for the typed key `Key`; see ``resolveAsync(_:)-(Value.Type)``.
@@ -112,7 +112,7 @@ extension InjectionContainer {
     /// never kept, and a `.weak` one only while something holds it, so preparing those does not make a
     /// synchronous resolve of an async factory work: resolve them with `resolveAsync`.
     public func prepare<Value>(_ type: Value.Type) async throws(InjectionError) {
-        _ = try await asyncResolve(AnyType(type))
+        _ = try await asyncResolve(AnyType(exactly: type))
     }
 
     /// Builds the instance for the typed key `Key` now; see ``prepare(_:)-(Value.Type)``.

@@ -36,7 +36,7 @@ public struct InjectionRegistration<Value>: Sendable {
         _ other: Other.Type, file: StaticString = #fileID, _ upcast: @escaping @Sendable (Value) -> Other
     ) -> Self {
         let primary = registration.type
-        if AnyType(other) == primary {
+        if AnyType(exactly: other) == primary {
             let name = TypeNames.literal(other, named: container.names.name(of: other))
             preconditionFailure("""
                 Injection: \(name) cannot implement itself: .implements(\(name).self) would replace its own \
@@ -49,7 +49,7 @@ public struct InjectionRegistration<Value>: Sendable {
         // apply: a synchronous resolve of the alias succeeds wherever the primary's would (a main-actor or
         // async primary once it is built, say), and fails where the primary's would, naming the primary;
         // `resolveAsync` of the alias runs its async form, which hops or awaits as the primary's does.
-        let alias = Registration(alias: AnyType(other), of: primary, file: file, factory: {
+        let alias = Registration(alias: AnyType(exactly: other), of: primary, file: file, factory: {
             upcast(try InjectionContainer.resolve(primary, as: Value.self, in: nil, caller: nil))
         }, asyncForm: {
             upcast(try await InjectionManager.currentContainer.asyncResolve(primary).value(as: Value.self))

@@ -11,6 +11,18 @@ struct AnyType: Hashable, Sendable {
         bits = UInt(bitPattern: ObjectIdentifier(type)) | (isKey ? 1 : 0) | (isBuilder ? 2 : 0)
     }
 
+    /// The type `Value` itself, given as `type`, which must be `Value.self`: a subclass's metatype passed as
+    /// a `Base.Type` names one type while the value has another, and a registration or a resolve keyed on the
+    /// one would hand out a value of the wrong type. (An `Any.Type` or `any P.Type` is opened: `Value` is
+    /// the type it names.)
+    init<Value>(exactly type: Value.Type) {
+        precondition(ObjectIdentifier(type) == ObjectIdentifier(Value.self), """
+            Injection: got \(type).self as a \(Value.self).Type: the instance would not be a \(type). Pass the type \
+            itself, e.g. register(\(Value.self).self) { ... }, or call it from code generic over \(type).
+            """)
+        self.init(Value.self)
+    }
+
     /// The identity whose word is `bits` (a table's key).
     init(bits: UInt) { self.bits = bits }
 
