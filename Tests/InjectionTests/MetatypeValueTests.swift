@@ -2,8 +2,9 @@ import Injection
 import Testing
 
 // A subclass's metatype passed as a `Base.Type` names one type while the generic `Value` is another (an
-// `Any.Type` or `any P.Type` is opened, so `Value` is the type it names). Keying on the one and typing the value as the other would hand out a value of the
-// wrong type; each entry point traps instead, with a message that names both types and the fix.
+// `Any.Type` or `any P.Type` is opened, so `Value` is the type it names).
+// Registering with one traps, with a message that names both types and the fix: the registration would be found
+// as the subclass and make a base, a value of the wrong type. Resolving with one is sound.
 
 private class MetatypeBase: @unchecked Sendable { init() {} }
 private final class MetatypeSub: MetatypeBase, @unchecked Sendable { let extra = 42 }
@@ -38,6 +39,16 @@ struct MetatypeValueTests {
         let type: Any.Type = MetatypeSub.self
         // Swift opens the existential metatype: `Value` is MetatypeSub, not Any.
         #expect(try resolveMetatype(type, in: container) as AnyObject === instance)
+    }
+
+    @Test("resolving with a subclass's metatype typed as its base's resolves the subclass's registration")
+    func resolveWithSubclassMetatype() throws {
+        let container = InjectionContainer()
+        let instance = MetatypeSub()
+        container.register(MetatypeSub.self, instance: instance)
+        let type: MetatypeBase.Type = MetatypeSub.self
+        #expect(try container.resolve(type) === instance)
+        #expect(container.isRegistered(type))
     }
 
     @Test("a metatype that names its own static type registers and resolves as before")

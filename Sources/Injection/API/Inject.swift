@@ -32,7 +32,7 @@ public func Inject<Value>(
     line: UInt = #line
 ) -> Value {
     do {
-        return try InjectionContainer.resolve(AnyType(exactly: type), as: Value.self, in: nil, caller: isolation)
+        return try InjectionContainer.resolve(AnyType(type), as: Value.self, in: nil, caller: isolation)
     } catch { InjectionManager.fail(error, file: file, line: line) }
 }
 

@@ -30,7 +30,7 @@ public final class InjectLazy<Value>: @unchecked Sendable {  // `resolved` is re
 
     /// Creates a handle for `type`, resolved from the current container on first use.
     @_disfavoredOverload  // For a key type, the key initializer below must win.
-    public init(_ type: Value.Type = Value.self) { target = WeakReference(handleFor: AnyType(exactly: type)) }
+    public init(_ type: Value.Type = Value.self) { target = WeakReference(handleFor: AnyType(type)) }
 
     /// Creates a handle for the typed key `Key`, resolved from the current container on first use.
     public init<Key: InjectionKey>(_ key: Key.Type) where Key.Value == Value {

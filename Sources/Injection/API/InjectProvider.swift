@@ -23,7 +23,7 @@ public final class InjectProvider<Value>: Sendable {
 
     /// Creates a provider for `type`, resolving from the current container on every read.
     @_disfavoredOverload  // For a key type, the key initializer below must win.
-    public init(_ type: Value.Type = Value.self) { target = WeakReference(handleFor: AnyType(exactly: type)) }
+    public init(_ type: Value.Type = Value.self) { target = WeakReference(handleFor: AnyType(type)) }
 
     /// Creates a provider for the typed key `Key`, resolving from the current container on every read.
     public init<Key: InjectionKey>(_ key: Key.Type) where Key.Value == Value {

@@ -94,7 +94,7 @@ extension InjectionContainer {
     /// It works for every registration, sync ones included. (It is not an `async` overload of
     /// `resolve`, so existing `try resolve(...)` calls in async code keep compiling without `await`.)
     public func resolveAsync<Value>(_ type: Value.Type = Value.self) async throws(InjectionError) -> Value {
-        try await asyncResolve(AnyType(exactly: type)).value(as: Value.self)
+        try await asyncResolve(AnyType(type)).value(as: Value.self)
     }
 
     /// Returns the instance registered for the typed key `Key`; see ``resolveAsync(_:)-(Value.Type)``.
@@ -112,7 +112,7 @@ extension InjectionContainer {
     /// never kept, and a `.weak` one only while something holds it, so preparing those does not make a
     /// synchronous resolve of an async factory work: resolve them with `resolveAsync`.
     public func prepare<Value>(_ type: Value.Type) async throws(InjectionError) {
-        _ = try await asyncResolve(AnyType(exactly: type))
+        _ = try await asyncResolve(AnyType(type))
     }
 
     /// Builds the instance for the typed key `Key` now; see ``prepare(_:)-(Value.Type)``.

@@ -201,7 +201,7 @@ public final class InjectionContainer: @unchecked Sendable {
     /// Removes the registration of `type` and its cached instance.
     ///
     /// A resolve that is building `type` right now still returns its instance but does not cache it.
-    public func unregister<Value>(_ type: Value.Type) { unregister(AnyType(exactly: type)) }
+    public func unregister<Value>(_ type: Value.Type) { unregister(AnyType(type)) }
 
     /// Removes the registration of the typed key `Key` and its cached instance.
     ///
@@ -210,7 +210,7 @@ public final class InjectionContainer: @unchecked Sendable {
     public func unregister<Key: InjectionKey>(_ key: Key.Type) { unregister(AnyType(key: key)) }
 
     /// Whether a factory is registered for `type`.
-    public func isRegistered<Value>(_ type: Value.Type) -> Bool { isRegistered(AnyType(exactly: type)) }
+    public func isRegistered<Value>(_ type: Value.Type) -> Bool { isRegistered(AnyType(type)) }
 
     /// Whether a factory is registered for the typed key `Key`.
     ///
@@ -231,9 +231,7 @@ public final class InjectionContainer: @unchecked Sendable {
     ///   ``InjectionError/Kind/weakNeedsClass``, or ``InjectionError/Kind/resolvedDuringReset``.
     public func resolve<Value>(
         _ type: Value.Type = Value.self, isolation: isolated (any Actor)? = #isolation
-    ) throws(InjectionError) -> Value {
-        try Self.resolve(AnyType(exactly: type), as: Value.self, in: self, caller: isolation)
-    }
+    ) throws(InjectionError) -> Value { try Self.resolve(AnyType(type), as: Value.self, in: self, caller: isolation) }
 
     /// Returns the instance registered for the typed key `Key`; throws instead of trapping.
     ///

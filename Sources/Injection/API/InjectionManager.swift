@@ -164,7 +164,7 @@ public enum InjectionManager {
     public static func resolve<Value>(
         _ type: Value.Type = Value.self, isolation: isolated (any Actor)? = #isolation
     ) throws(InjectionError) -> Value {
-        try InjectionContainer.resolve(AnyType(exactly: type), as: Value.self, in: nil, caller: isolation)
+        try InjectionContainer.resolve(AnyType(type), as: Value.self, in: nil, caller: isolation)
     }
 
     /// Returns the instance registered for the typed key `Key`; throws instead of trapping.

@@ -11,10 +11,10 @@ struct AnyType: Hashable, Sendable {
         bits = UInt(bitPattern: ObjectIdentifier(type)) | (isKey ? 1 : 0) | (isBuilder ? 2 : 0)
     }
 
-    /// The type `Value` itself, given as `type`, which must be `Value.self`: a subclass's metatype passed as
-    /// a `Base.Type` names one type while the value has another, and a registration or a resolve keyed on the
-    /// one would hand out a value of the wrong type. (An `Any.Type` or `any P.Type` is opened: `Value` is
-    /// the type it names.)
+    /// The registered type `Value` itself, given as `type`, which must be `Value.self`: a subclass's metatype
+    /// passed as a `Base.Type` names one type while the factory makes another, and a registration keyed on the
+    /// one would hand out the other's values. (A resolve needs no check: what it returns for the subclass is a
+    /// `Base` too. An `Any.Type` or `any P.Type` is opened: `Value` is the type it names.)
     init<Value>(exactly type: Value.Type) {
         precondition(ObjectIdentifier(type) == ObjectIdentifier(Value.self), """
             Injection: got \(type).self as a \(Value.self).Type: the instance would not be a \(type). Pass the type \
