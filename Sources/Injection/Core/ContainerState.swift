@@ -332,8 +332,8 @@ struct ContainerState {
     mutating func removeAll() -> Evictions {
         var evictions = Evictions()
         (epoch, generation) = (epoch &+ 1, generation &+ 1)
-        for (key, slot) in slots.entries { removed[key] = (slot.registration.file, true) }
         slots.forEachElement { slot in
+            removed[slot.registration.type] = (slot.registration.file, true)
             evictions.empty(&slot)
             evictions.released.append(slot.registration)
         }

@@ -64,11 +64,7 @@ struct HashTable<Element> {
     }
 
     /// Every key and element, in no particular order.
-    var entries: [(key: AnyType, element: Element)] {
-        storage?.withUnsafeMutablePointers { header, keys in
-            (0..<header.pointee.buckets).filter { keys[$0] != 0 }.map { (AnyType(bits: keys[$0]), header.pointee.elements[$0]) }
-        } ?? []
-    }
+    var entries: [(key: AnyType, element: Element)] { keys.map { ($0, self[$0]!) } }
 
     /// Stores `element` for `key`; returns the element it replaced.
     @discardableResult mutating func insert(_ element: Element, for key: AnyType) -> Element? {
