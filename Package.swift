@@ -15,7 +15,7 @@ let package = Package(
     targets: [
         .target(name: "_InjectionPlatform"),
         .target(name: "Injection", dependencies: ["_InjectionPlatform"]),
-        .target(name: "InjectionTesting", dependencies: ["Injection"]),
+        .target(name: "InjectionTesting", dependencies: ["Injection", "_InjectionPlatform"]),
         // OS calls the tests make (pthread keys, joinable threads with a sized stack, fork), in C so that
         // the tests name no platform either. Not part of any product.
         .target(name: "CInjectionTestSupport", path: "Tests/CInjectionTestSupport"),

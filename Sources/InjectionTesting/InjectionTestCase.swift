@@ -27,7 +27,8 @@ open class InjectionTestCase: XCTestCase {
     /// Whether a test that builds a service from the copied launch registrations, instead of registering its
     /// own, fails: one failure per type, naming the type and the test, and the test goes on with the instance,
     /// built in its own container. `false` unless a subclass overrides it, as Swift Testing's
-    /// `.isolatedInjection(strict: true)` does.
+    /// `.isolatedInjection(strict: true)` does. The failure is recorded on the test, with no source line (XCTest
+    /// cannot tell where a test function is written), never at a line of this library.
     ///
     /// ```swift
     /// final class CheckoutTests: InjectionTestCase {
@@ -38,7 +39,12 @@ open class InjectionTestCase: XCTestCase {
 
     /// Runs the test with a fresh copy of the process-wide container bound to it.
     override open func invokeTest() {
-        let report: (@Sendable (String) -> Void)? = Self.strictIsolation ? { @Sendable message in XCTFail(message) } : nil
+        // Recorded on the running test, at no line of this library: XCTest has no API, on Linux or Darwin, that
+        // tells where a test function is written, and the report does not know which `Inject()` asked. The failure
+        // names the test and the type; its location is `<unknown>:0`.
+        let report: (@Sendable (String) -> Void)? = Self.strictIsolation ? { @Sendable message in
+            XCTFail(message, file: "<unknown>", line: 0)
+        } : nil
         container = InjectionContainer(copying: InjectionManager.sharedContainer, testName: name, strict: report)
         InjectionManager.withContainer(container) {
             super.invokeTest()

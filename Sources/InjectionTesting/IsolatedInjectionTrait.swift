@@ -23,7 +23,8 @@ public import Testing
 /// `.isolatedInjection(strict: true)` also fails a test that builds a service from the copied launch
 /// registrations (directly, or as a dependency of what it builds) instead of registering its own: one recorded
 /// issue per type, naming the type and the test, and the test goes on with the instance, built in its own
-/// container. What the test registers, or its own or its suite's `startingWith:` registers, is its own.
+/// container. What the test registers, or its own or its suite's `startingWith:` registers, is its own. The issue
+/// is recorded at the test function, so Xcode shows it on the test.
 public struct IsolatedInjectionTrait: TestTrait, SuiteTrait, TestScoping {
     /// Registers what each test's container starts with, in that container.
     private let startingWith: (@Sendable () -> Void)?
@@ -54,7 +55,10 @@ public struct IsolatedInjectionTrait: TestTrait, SuiteTrait, TestScoping {
     ) async throws {
         // A copy of the current container: the process-wide one, or, when a suite's trait and a test's own
         // both apply, the suite's copy, so the test keeps what the suite's `startingWith:` registered.
-        let report: (@Sendable (String) -> Void)? = strict ? { @Sendable message in Issue.record(Comment(rawValue: message)) } : nil
+        // A strict test's issue points at the test function, never at this file: where the test is, Xcode shows it.
+        let report: (@Sendable (String) -> Void)? = strict ? { @Sendable message in
+            Issue.record(Comment(rawValue: message), sourceLocation: test.sourceLocation)
+        } : nil
         let container = InjectionContainer(
             copying: InjectionManager.currentContainer, testName: "\"\(test.displayName ?? test.name)\"", strict: report)
         try await InjectionManager.withContainer(container) {

@@ -1,69 +1,65 @@
+#if defined(__linux__)
+#define _GNU_SOURCE  // syscall()
+#endif
 #include "InjectionLock.h"
 #include "check.h"
-#include <pthread.h>
-#include <errno.h>
-#include <stdlib.h>
 
-#if defined(DEBUG)
-// How many of these locks the thread holds: debug builds only, for the tests' probe.
+// A count per thread, for the tests' check that no user code runs under a lock (debug builds only).
 static _Thread_local int locks_held = 0;
-#endif
 
-struct _injection_lock {
-    pthread_mutex_t mutex;
-    pthread_cond_t condition;
-};
+void _injection_locks_held_add(int delta) { locks_held += delta; }
 
-_injection_lock *_injection_lock_create(void) {
-    // Not padded to a cache line: every such lock is a container's (or a registry's), taken on slow
-    // paths only; the per-thread cache locks, taken on every hit, have lines of their own.
-    _injection_lock *lock = malloc(sizeof(struct _injection_lock));
-    if (lock == NULL) _injection_check(ENOMEM, "malloc");
+int _injection_locks_held(void) { return locks_held; }
 
-    pthread_mutexattr_t attributes;
-    _injection_check(pthread_mutexattr_init(&attributes), "pthread_mutexattr_init");
-#if defined(DEBUG)
-    // A lock misuse (unlocking from another thread, relocking) fails loudly instead of corrupting state.
-    _injection_check(pthread_mutexattr_settype(&attributes, PTHREAD_MUTEX_ERRORCHECK), "pthread_mutexattr_settype");
-#endif
-    _injection_check(pthread_mutex_init(&lock->mutex, &attributes), "pthread_mutex_init");
-    _injection_check(pthread_mutexattr_destroy(&attributes), "pthread_mutexattr_destroy");
-    _injection_check(pthread_cond_init(&lock->condition, NULL), "pthread_cond_init");
-    return lock;
+#if defined(__APPLE__)
+
+void _injection_lock_contended(uint32_t *word) {
+    os_unfair_lock_lock((os_unfair_lock_t)word);
 }
 
-void _injection_lock_destroy(_injection_lock *lock) {
-    _injection_check(pthread_cond_destroy(&lock->condition), "pthread_cond_destroy");
-    _injection_check(pthread_mutex_destroy(&lock->mutex), "pthread_mutex_destroy");
-    free(lock);
+void _injection_unlock_contended(uint32_t *word) {
+    os_unfair_lock_unlock((os_unfair_lock_t)word);
 }
 
-void _injection_lock_lock(_injection_lock *lock) {
-    _injection_check(pthread_mutex_lock(&lock->mutex), "pthread_mutex_lock");
-#if defined(DEBUG)
-    locks_held++;
+#elif defined(__linux__)
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+static inline void pause_briefly(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+    __asm__ __volatile__("yield");
 #endif
 }
 
-void _injection_lock_unlock(_injection_lock *lock) {
-#if defined(DEBUG)
-    locks_held--;
-#endif
-    _injection_check(pthread_mutex_unlock(&lock->mutex), "pthread_mutex_unlock");
+// The word is 0 (free), 1 (held) or 2 (held, and a taker may be asleep in the kernel).
+void _injection_lock_contended(uint32_t *word) {
+    _Atomic uint32_t *lock = (_Atomic uint32_t *)word;
+    for (int spin = 0; spin < 100; spin++) {
+        uint32_t expected = 0;
+        if (atomic_load_explicit(lock, memory_order_relaxed) == 0
+            && atomic_compare_exchange_weak_explicit(lock, &expected, 1, memory_order_acquire, memory_order_relaxed)) {
+            return;
+        }
+        pause_briefly();
+    }
+    while (atomic_exchange_explicit(lock, 2, memory_order_acquire) != 0) {
+        if (syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0) == -1 && errno != EAGAIN && errno != EINTR) {
+            _injection_check(errno, "futex(FUTEX_WAIT_PRIVATE)");
+        }
+    }
 }
 
-void _injection_lock_wait(_injection_lock *lock) {
-    _injection_check(pthread_cond_wait(&lock->condition, &lock->mutex), "pthread_cond_wait");
+void _injection_unlock_contended(uint32_t *word) {
+    if (syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0) == -1) {
+        _injection_check(errno, "futex(FUTEX_WAKE_PRIVATE)");
+    }
 }
 
-void _injection_lock_broadcast(_injection_lock *lock) {
-    _injection_check(pthread_cond_broadcast(&lock->condition), "pthread_cond_broadcast");
-}
-
-int _injection_locks_held(void) {
-#if defined(DEBUG)
-    return locks_held;
 #else
-    return -1;
+#error "Injection: no lock for this platform (add one to lock.c)"
 #endif
-}

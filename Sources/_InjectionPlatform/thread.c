@@ -13,8 +13,8 @@
 // run in (slot order on glibc and Darwin, a new key taking the lowest free slot; on Darwin the system's
 // reserved keys, the Swift runtime's and the autorelease pool's among them, run after every other key
 // in each round): the destructor puts EXITED back each time it sees it, in every round of
-// destructors, so code run by a later key's destructor sees a thread that is exiting, and is lent a
-// state per call (`_injection_thread_state_lend`) instead of adopting one that nothing would release.
+// destructors, so code run by a later key's destructor sees a thread that is exiting, and resolves with
+// no state (its bindings go to the task-local) instead of adopting one that nothing would release.
 
 #define EXITED ((void *)1)
 
@@ -72,13 +72,6 @@ _Bool _injection_thread_state_adopt(void *state, _injection_thread_state_destruc
     return 1;
 }
 
-void _injection_thread_state_lend(void *state) {
-#if defined(__APPLE__)
-    _injection_check(pthread_setspecific(key, state ? state : EXITED), "pthread_setspecific");
-#else
-    _injection_thread_state_word = state;
-#endif
-}
 
 // MARK: Starting threads
 

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Testing) import Injection
+@_spi(Testing) import InjectionTesting
 import Testing
 
 // Waiters of a build that a reset abandons: they rebuild in the new scope at once, tasks as well as threads.

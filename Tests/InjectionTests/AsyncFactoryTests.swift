@@ -10,19 +10,6 @@ private final class Alpha: Sendable {}
 private final class Beta: Sendable {}
 private enum PrimaryStore: InjectionKey { typealias Value = any AsyncStore }
 
-/// The container's former async spelling, `register` with an async closure, deprecated: reached through this
-/// requirement, which it satisfies, so the call below names no deprecated declaration.
-private protocol FormerAsyncRegister {
-    @discardableResult func register<Value>(
-        _ type: Value.Type, lifetime: InjectionLifetime?, file: StaticString,
-        factory: @escaping @Sendable () async throws -> Value) -> InjectionRegistration<Value>
-}
-extension InjectionContainer: FormerAsyncRegister {}
-
-private func registerByFormerName<C: FormerAsyncRegister>(_ container: C, runs: Counter) {
-    container.register((any AsyncStore).self, lifetime: nil, file: #fileID) { await LiveAsyncStore.open(runs: runs) }
-}
-
 @Suite("Async factories", .isolatedInjection)
 struct AsyncFactoryTests {
     @Test("Inject() of an unbuilt async type explains how to warm it; after prepare it returns the instance")
@@ -41,7 +28,7 @@ struct AsyncFactoryTests {
         #expect(runs.value == 1)
     }
 
-    @Test("registerAsync registers an async factory for a type and a key, on the manager and on a container; the former spelling still does")
+    @Test("registerAsync registers an async factory for a type and a key, on the manager and on a container")
     func registerAsyncForms() async throws {
         let runs = Counter()
         InjectionManager.registerAsync(PrimaryStore.self) { await LiveAsyncStore.open(runs: runs) }
@@ -52,11 +39,6 @@ struct AsyncFactoryTests {
         #expect(try await container.resolveAsync(PrimaryStore.self).serial == 2)
         #expect(try await container.resolveAsync((any AsyncStore).self).serial == 3)
         #expect(try container.resolve(PrimaryStore.self).serial == 2, "built already: a synchronous resolve returns it")
-
-        let former = InjectionContainer()
-        registerByFormerName(former, runs: runs)
-        #expect(#expect(throws: InjectionError.self) { try former.resolve((any AsyncStore).self) }?.kind == .asyncFactory)
-        #expect(try await former.resolveAsync((any AsyncStore).self).serial == 4)
     }
 
     @Test("a synchronous resolve of a .transient or .weak async type says what works for that lifetime")

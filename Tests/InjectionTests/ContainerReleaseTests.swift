@@ -1,11 +1,11 @@
 import Foundation
-@_spi(Testing) import Injection
+@_spi(Testing) import InjectionTesting
 import Testing
 
-// A released container frees what every thread's cache held of it (a thread exiting at that moment frees its
-// own entries on its way out), and a container made later, often at the freed one's address, sees none of
-// it: on the releasing thread, on other threads, inside a factory that is running, and however many
-// containers a thread has cached from.
+// A released container frees what it held (its instances, and its registrations with what their factories
+// captured), and a container made later, often at the freed one's address, sees none of it: on the releasing
+// thread, on other threads, inside a factory that is running, and however many containers a thread has
+// resolved from.
 
 private final class Wrapper: Sendable {}
 private final class R0: Sendable {}
@@ -70,6 +70,20 @@ private final class Worker: @unchecked Sendable {  // `jobs` and `isStopped`: un
     }
 }
 
+/// What `fresh`, a container just made, shows of an older container: a registration of `Wrapper`, or (if
+/// `registering`: it registers `Wrapper` on it) an instance its first resolve after registering did not build.
+/// Empty if nothing.
+private func showsNothingOld(_ fresh: InjectionContainer, registering: Bool = true) -> [String] {
+    var seen: [String] = []
+    if fresh.isRegistered(Wrapper.self) { seen.append("a registration") }
+    if (try? fresh.resolve(Wrapper.self)) != nil { seen.append("an instance before registering") }
+    guard registering else { return seen }
+    let runs = Counter()
+    fresh.register(Wrapper.self, lifetime: .scoped) { runs.increment(); return Wrapper() }
+    if (try? fresh.resolve(Wrapper.self)) == nil || runs.value != 1 { seen.append("an instance it did not build") }
+    return seen
+}
+
 private final class Serial: Sendable {
     let value: Int
     init(_ value: Int) { self.value = value }
@@ -85,31 +99,36 @@ private final class Slot: @unchecked Sendable {
     func get(_ index: Int) -> (Int, InjectionContainer)? { lock.withLock { containers.isEmpty ? nil : containers[index % containers.count] } }
 }
 
-@Suite("A released container: its entries freed everywhere, nothing stale at its address")
+@Suite("A released container: what it held freed, nothing stale at its address")
 struct ContainerReleaseTests {
-    /// Hundreds of containers alive on one thread, each with a table: lookups find the right one, resolves
-    /// hit the cache, and containers released in random order leave nothing for containers made after them
-    /// (which malloc often puts at a freed one's address).
-    @Test("hundreds of containers on one thread: right entries, cache hits, no stale entries at reused addresses")
+    /// Hundreds of containers alive on one thread: each resolves its own instance, again and again, and
+    /// containers released in random order leave nothing for containers made after them (which malloc often
+    /// puts at a freed one's address): a new container has no registration until it registers one, and its
+    /// first resolve runs its own factory.
+    @Test("hundreds of containers on one thread: right instances, no stale registrations or instances at reused addresses")
     func manyContainers() throws {
         var random = SeededRandom(seed: 42)
         var containers: [InjectionContainer] = []
         var made: [ObjectIdentifier: ObjectIdentifier] = [:]  // container → its instance
-        for _ in 0..<400 {
+        var problems: [String] = []
+        func add(round: Int) throws {
             let container = InjectionContainer()
-            container.register(Wrapper.self, lifetime: .scoped) { Wrapper() }
+            if container.isRegistered(Wrapper.self) || container.isRegistered(R0.self) { problems.append("round \(round): registered") }
+            if (try? container.resolve(Wrapper.self)) != nil { problems.append("round \(round): resolved before registering") }
+            let runs = Counter()
+            container.register(Wrapper.self, lifetime: .scoped) { runs.increment(); return Wrapper() }
             container.register(R0.self, lifetime: .transient) { R0() }
-            #expect(InjectionProbe.threadCacheEntry(for: Wrapper.self, in: container) == .none)
-            made[ObjectIdentifier(container)] = ObjectIdentifier(try container.resolve(Wrapper.self))
-            _ = try container.resolve(Wrapper.self)  // The second resolve enters this thread's cache.
-            for _ in 0..<2 { _ = try container.resolve(R0.self) }
+            let first = try container.resolve(Wrapper.self)
+            if runs.value != 1 { problems.append("round \(round): the first resolve did not run the new factory") }
+            made[ObjectIdentifier(container)] = ObjectIdentifier(first)
+            if try container.resolve(Wrapper.self) !== first { problems.append("round \(round): not cached") }
+            if try container.resolve(R0.self) === (try container.resolve(R0.self)) { problems.append("round \(round): a transient cached") }
             containers.append(container)
         }
+        for _ in 0..<400 { try add(round: -1) }
         var seenReuse = 0
         for round in 0..<6 {
             for container in containers {
-                #expect(InjectionProbe.threadCacheEntry(for: Wrapper.self, in: container) == .instance)
-                #expect(InjectionProbe.threadCacheEntry(for: R0.self, in: container) == .factory)
                 #expect(ObjectIdentifier(try container.resolve(Wrapper.self)) == made[ObjectIdentifier(container)])
             }
             containers.shuffle(using: &random)
@@ -117,26 +136,19 @@ struct ContainerReleaseTests {
             containers.removeLast(150)
             for id in released { made[id] = nil }
             for _ in 0..<150 {
-                let container = InjectionContainer()
-                if released.contains(ObjectIdentifier(container)) { seenReuse += 1 }
-                container.register(Wrapper.self, lifetime: .scoped) { Wrapper() }
-                container.register(R0.self, lifetime: .transient) { R0() }
-                #expect(InjectionProbe.threadCacheEntry(for: Wrapper.self, in: container) == .none, "round \(round)")
-                #expect(InjectionProbe.threadCacheEntry(for: R0.self, in: container) == .none, "round \(round)")
-                made[ObjectIdentifier(container)] = ObjectIdentifier(try container.resolve(Wrapper.self))
-                _ = try container.resolve(Wrapper.self)
-                for _ in 0..<2 { _ = try container.resolve(R0.self) }
-                containers.append(container)
+                try add(round: round)
+                if released.contains(ObjectIdentifier(containers.last!)) { seenReuse += 1 }
             }
         }
+        #expect(problems.isEmpty, "\(problems.prefix(5))")
         #expect(seenReuse > 0 || !allocatorReusesAddresses(), "no address was reused: the test did not exercise reuse")
         print("manyContainers: \(seenReuse) reused")
     }
 
-    /// A container whose entries this thread cached, released here (plain, and a copy made with
-    /// `InjectionContainer(copying:)`) or on another thread that cached them too: a container made later at
-    /// its address shows neither thread any of them.
-    @Test("a container at a freed container's address sees none of its entries: plain, copies, from another thread")
+    /// A container this thread resolved from, released here (plain, and a copy made with
+    /// `InjectionContainer(copying:)`) or on another thread that resolved from it too: a container made later at
+    /// its address shows neither thread any of its registrations or instances.
+    @Test("a container at a freed container's address sees none of its registrations or instances: plain, copies, from another thread")
     func addressReuse() throws {
         for kind in 0..<2 {
             var freed: Set<ObjectIdentifier> = []
@@ -144,8 +156,8 @@ struct ContainerReleaseTests {
                 let base = InjectionContainer()
                 base.register(Wrapper.self, lifetime: .scoped) { Wrapper() }
                 let container = kind == 1 ? InjectionContainer(copying: base) : base
-                for _ in 0..<2 { _ = try container.resolve(Wrapper.self) }  // The second enters this thread's cache.
-                #expect(InjectionProbe.threadCacheEntry(for: Wrapper.self, in: container) == .instance)
+                let instance = try container.resolve(Wrapper.self)
+                #expect(try container.resolve(Wrapper.self) === instance)
                 freed.insert(ObjectIdentifier(container))
             }
             var reused = 0
@@ -159,9 +171,8 @@ struct ContainerReleaseTests {
                 keep.append(fresh)
                 if freed.contains(ObjectIdentifier(fresh)) {
                     reused += 1
-                    #expect(InjectionProbe.threadCacheEntry(for: Wrapper.self, in: fresh) == .none)
-                    fresh.register(Wrapper.self, lifetime: .scoped) { Wrapper() }
-                    #expect(InjectionProbe.threadCacheEntry(for: Wrapper.self, in: fresh) == .none)
+                    let seen = showsNothingOld(fresh)
+                    #expect(seen.isEmpty, "kind \(kind): \(seen)")
                 }
             }
             #expect(reused > 0 || !allocatorReusesAddresses(), "kind \(kind): no reuse seen")
@@ -170,10 +181,10 @@ struct ContainerReleaseTests {
         try addressReuseAfterAnotherThreadReleased()
     }
 
-    /// Kind 2 of `addressReuse`: this thread and a worker thread cache a container's entries, the worker drops
+    /// Kind 2 of `addressReuse`: this thread and a worker thread resolve from a container, the worker drops
     /// the last reference (checked to be the last, and to run the deinit there) and, right after, makes new
     /// containers, one at the freed address (see `Worker`); this thread, and the worker, see none of the old
-    /// entries there.
+    /// container's registrations or instances there.
     private func addressReuseAfterAnotherThreadReleased() throws {
         let worker = Worker()
         defer { worker.stop() }
@@ -185,8 +196,8 @@ struct ContainerReleaseTests {
                 let container = InjectionContainer()
                 container.register(Wrapper.self, lifetime: .scoped) { Wrapper() }
                 container.register(R0.self, lifetime: .transient) { [mark = DeinitMark(deinits)] in _ = mark; return R0() }
-                for _ in 0..<2 { _ = try container.resolve(Wrapper.self) }
-                #expect(InjectionProbe.threadCacheEntry(for: Wrapper.self, in: container) == .instance)
+                let instance = try container.resolve(Wrapper.self)
+                #expect(try container.resolve(Wrapper.self) === instance)
                 slot.value = container
             }  // From here on only the slot holds the container.
             let problems = Collector<String>(), freedAt = Collector<ObjectIdentifier>(), made = Collector<InjectionContainer>()
@@ -197,8 +208,8 @@ struct ContainerReleaseTests {
                     return
                 }
                 freedAt.append(address)
-                for _ in 0..<2 { _ = try? container!.resolve(Wrapper.self) }
-                if InjectionProbe.threadCacheEntry(for: Wrapper.self, in: container!) != .instance { problems.append("the worker did not cache it") }
+                let instance = try? container!.resolve(Wrapper.self)
+                if instance == nil || (try? container!.resolve(Wrapper.self)) !== instance { problems.append("the worker did not resolve it") }
                 if !isKnownUniquelyReferenced(&container) { problems.append("the worker's reference is not the last") }
                 // Empty the worker's cache of free blocks of a container's size (the deinits it ran filled it
                 // with blocks the test thread made), so that the container's block goes there, not back to malloc.
@@ -210,16 +221,16 @@ struct ContainerReleaseTests {
                     let fresh = InjectionContainer()
                     made.append(fresh)
                     guard ObjectIdentifier(fresh) == address else { continue }
-                    if InjectionProbe.threadCacheEntry(for: Wrapper.self, in: fresh) != .none { problems.append("the worker sees a stale entry") }
+                    // Without registering: the test thread checks this container after the worker.
+                    for seen in showsNothingOld(fresh, registering: false) { problems.append("the worker sees \(seen)") }
                     break
                 }
             })
             #expect(problems.values.isEmpty, "iteration \(iteration): \(problems.values)")
             for fresh in made.values where ObjectIdentifier(fresh) == freedAt.values.first {
                 reused += 1
-                #expect(InjectionProbe.threadCacheEntry(for: Wrapper.self, in: fresh) == .none, "iteration \(iteration)")
-                fresh.register(Wrapper.self, lifetime: .scoped) { Wrapper() }
-                #expect(InjectionProbe.threadCacheEntry(for: Wrapper.self, in: fresh) == .none, "iteration \(iteration)")
+                let seen = showsNothingOld(fresh)
+                #expect(seen.isEmpty, "iteration \(iteration): \(seen)")
             }
         }
         #expect(reused > 0 || !allocatorReusesAddresses(), "kind 2: no reuse seen")
@@ -263,12 +274,11 @@ struct ContainerReleaseTests {
         print("concurrentForget: \(resolves.value) resolves")
     }
 
-    /// Thread T holds entries of container B (an instance and a transient's registration) and runs a cached
-    /// transient of container A, which waits. Another thread also caches B's entries; B's last reference is
-    /// dropped on a third thread. B's instance goes at once, B's transient registration by the time T's
+    /// Thread T resolved from container B (an instance and a transient) and runs a transient of container A,
+    /// which waits. Another thread also resolved from B; B's last reference is dropped on a third thread. B's instance goes at once, B's transient registration by the time T's
     /// resolve returns, and a container made then (often at B's address) shows T nothing of B, inside A's
     /// running factory and after.
-    @Test("a container released on another thread while a thread holding its entries runs a cached transient frees them, and a container at its address shows that thread none of them")
+    @Test("a container released on another thread while a thread that resolved from it runs a transient frees what it held, and a container at its address shows that thread none of it")
     func releasedWhileAnotherThreadRunsACachedTransient() throws {
         for round in 0..<20 {
             let live = LiveTokens(), registrations = LiveTokens()
@@ -297,8 +307,6 @@ struct ContainerReleaseTests {
                     _ = proceed.wait()
                     // Still inside A's transient: the new container (maybe at B's address) shows nothing of B.
                     if let fresh = reuseSlot.value {
-                        if InjectionProbe.threadCacheEntry(for: OtherTransient.self, in: fresh) != .none { seenInside.append("entry") }
-                        if InjectionProbe.threadCacheEntry(for: ST0.self, in: fresh) != .none { seenInside.append("instance entry") }
                         for _ in 0..<3 {
                             guard let made = try? fresh.resolve(OtherTransient.self) else { seenInside.append("fresh failed"); continue }
                             if made.token.serial != 2 { seenInside.append("stale transient \(made.token.serial)") }
@@ -311,8 +319,7 @@ struct ContainerReleaseTests {
             }
             let bothCached = Counter()
             let tDone = Gate(), uDone = Gate()
-            // U stays alive until B is gone, so B's deinit is what drops U's entries: a thread that exits
-            // meanwhile releases its own a moment later, on its way out (seen once in CI).
+            // U stays alive until B is gone: no thread's exit comes between B's release and the checks.
             let uExits = Gate()
             defer { uExits.open() }
             onThread {

@@ -1,4 +1,4 @@
-@_spi(Testing) import Injection
+@_spi(Testing) import InjectionTesting
 import Testing
 
 // The container's state machine, event by event, with no thread: each test writes out one interleaving
@@ -20,7 +20,7 @@ struct ContainerStateMachineTests {
     func buildThenWaitThenCached() throws {
         var machine = InjectionProbe.StateMachine()
         machine.register(Service.self, lifetime: .scoped)
-        guard case .build(let build?, _) = machine.claim(Service.self) else { Issue.record("no build"); return }
+        guard case .build(let build?) = machine.claim(Service.self) else { Issue.record("no build"); return }
         #expect(machine.claim(Service.self) == .wait)
         #expect(machine.isBuilding(build))
         let completion = machine.complete(Service.self, build: build)
@@ -34,7 +34,7 @@ struct ContainerStateMachineTests {
     func noWaitersNoWake() {
         var machine = InjectionProbe.StateMachine()
         machine.register(Service.self, lifetime: .scoped)
-        guard case .build(let build?, _) = machine.claim(Service.self) else { Issue.record("no build"); return }
+        guard case .build(let build?) = machine.claim(Service.self) else { Issue.record("no build"); return }
         #expect(machine.complete(Service.self, build: build) == (cached: true, wakes: false))
     }
 
@@ -42,9 +42,9 @@ struct ContainerStateMachineTests {
     func failedBuild() {
         var machine = InjectionProbe.StateMachine()
         machine.register(Service.self, lifetime: .scoped)
-        guard case .build(let build?, _) = machine.claim(Service.self) else { Issue.record("no build"); return }
+        guard case .build(let build?) = machine.claim(Service.self) else { Issue.record("no build"); return }
         #expect(!machine.complete(Service.self, build: build, succeeding: false).cached)
-        guard case .build(let again?, _) = machine.claim(Service.self) else { Issue.record("no second build"); return }
+        guard case .build(let again?) = machine.claim(Service.self) else { Issue.record("no second build"); return }
         #expect(again != build)
     }
 
@@ -52,7 +52,7 @@ struct ContainerStateMachineTests {
     func buildAcrossReset() {
         var machine = InjectionProbe.StateMachine()
         machine.register(Service.self, lifetime: .scoped)
-        guard case .build(let build?, _) = machine.claim(Service.self) else { Issue.record("no build"); return }
+        guard case .build(let build?) = machine.claim(Service.self) else { Issue.record("no build"); return }
         #expect(machine.claim(Service.self) == .wait)
         let changes = machine.reset()
         #expect(changes.abandoned == 1, "the build had a waiter")
@@ -60,7 +60,7 @@ struct ContainerStateMachineTests {
         #expect(!machine.isBuilding(build), "waiters stop waiting for an abandoned build")
         // The reset handed its waiters back to be woken (`abandoned` above); finishing it wakes no one again.
         #expect(machine.complete(Service.self, build: build) == (cached: false, wakes: false))
-        guard case .build(let fresh?, _) = machine.claim(Service.self) else { Issue.record("the new epoch must build anew"); return }
+        guard case .build(let fresh?) = machine.claim(Service.self) else { Issue.record("the new epoch must build anew"); return }
         #expect(machine.complete(Service.self, build: fresh).cached)
     }
 
@@ -70,7 +70,7 @@ struct ContainerStateMachineTests {
         machine.register(Service.self, lifetime: .scoped)
         _ = machine.reset()
         // The resolution that asks started in epoch 0; the container is in epoch 1.
-        guard case .build(let build?, _) = machine.claim(Service.self, inheritedEpoch: 0) else { Issue.record("no build"); return }
+        guard case .build(let build?) = machine.claim(Service.self, inheritedEpoch: 0) else { Issue.record("no build"); return }
         #expect(!machine.complete(Service.self, build: build).cached)
     }
 
@@ -78,7 +78,7 @@ struct ContainerStateMachineTests {
     func singletonAcrossReset() {
         var machine = InjectionProbe.StateMachine()
         machine.register(Service.self, lifetime: .singleton)
-        guard case .build(let build?, _) = machine.claim(Service.self) else { Issue.record("no build"); return }
+        guard case .build(let build?) = machine.claim(Service.self) else { Issue.record("no build"); return }
         _ = machine.reset()
         #expect(machine.complete(Service.self, build: build).cached)
         #expect(machine.reset().evicted == 0)
@@ -89,7 +89,7 @@ struct ContainerStateMachineTests {
     func replacedWhileBuilding() {
         var machine = InjectionProbe.StateMachine()
         machine.register(Service.self, lifetime: .scoped)
-        guard case .build(let build?, _) = machine.claim(Service.self) else { Issue.record("no build"); return }
+        guard case .build(let build?) = machine.claim(Service.self) else { Issue.record("no build"); return }
         machine.register(Service.self, lifetime: .scoped)
         #expect(!machine.complete(Service.self, build: build).cached)
         guard case .build = machine.claim(Service.self) else { Issue.record("the new registration must build"); return }
@@ -102,38 +102,26 @@ struct ContainerStateMachineTests {
         machine.register(Other.self, lifetime: .scoped)
         machine.register(Third.self, lifetime: .singleton)
         for type in [Service.self, Other.self, Third.self] as [Any.Type] {
-            guard case .build(let build?, _) = machine.claim(type) else { Issue.record("no build"); return }
+            guard case .build(let build?) = machine.claim(type) else { Issue.record("no build"); return }
             _ = machine.complete(type, build: build)
         }
         #expect(machine.resettableCount == 2, "singletons are never listed")
         #expect(machine.unregister(Other.self).evicted == 1)
         #expect(machine.resettableCount == 1)
-        #expect(machine.reset() == .init(evicted: 1, abandoned: 0, threadCacheKeys: 0))
+        #expect(machine.reset() == .init(evicted: 1, abandoned: 0))
         #expect(machine.resettableCount == 0)
     }
 
-    @Test("a change evicts from thread caches only the keys a thread cached")
-    func threadCacheKeysOnlyWhenCached() {
-        var machine = InjectionProbe.StateMachine()
-        machine.register(Service.self, lifetime: .scoped)
-        machine.register(Other.self, lifetime: .scoped)
-        for type in [Service.self, Other.self] as [Any.Type] {
-            guard case .build(let build?, _) = machine.claim(type) else { Issue.record("no build"); return }
-            _ = machine.complete(type, build: build)
-        }
-        machine.noteInThreadCache(Service.self)
-        #expect(machine.reset() == .init(evicted: 2, abandoned: 0, threadCacheKeys: 1))
-        #expect(machine.register(Service.self, lifetime: .scoped).threadCacheKeys == 0, "the reset already evicted it")
-    }
-
-    @Test("a transient never makes a build, and may run from a thread's cache once its edges are recorded")
+    @Test("a transient never makes a build, caches nothing, and a reset never visits it")
     func transient() {
         var machine = InjectionProbe.StateMachine()
         machine.register(Service.self, lifetime: .transient)
-        #expect(machine.claim(Service.self) == .build(nil, cacheable: false))
+        #expect(machine.claim(Service.self) == .build(nil))
+        #expect(machine.claim(Service.self) == .build(nil), "nobody waits for a transient: a second claim builds too")
         #expect(machine.complete(Service.self, build: nil) == (cached: false, wakes: false))
-        #expect(machine.claim(Service.self) == .build(nil, cacheable: true))
+        #expect(machine.claim(Service.self) == .build(nil))
         #expect(machine.resettableCount == 0)
+        #expect(machine.reset() == .init(evicted: 0, abandoned: 0))
     }
 
     @Test("a cycle is reported only when the instance is not there to take")
@@ -141,7 +129,7 @@ struct ContainerStateMachineTests {
         var machine = InjectionProbe.StateMachine()
         machine.register(Service.self, lifetime: .scoped)
         #expect(machine.claim(Service.self, isInChain: true) == .cycle)
-        guard case .build(let build?, _) = machine.claim(Service.self) else { Issue.record("no build"); return }
+        guard case .build(let build?) = machine.claim(Service.self) else { Issue.record("no build"); return }
         _ = machine.complete(Service.self, build: build)
         #expect(machine.claim(Service.self, isInChain: true) == .cached)
     }
@@ -152,7 +140,7 @@ struct ContainerStateMachineTests {
         machine.register(Service.self, lifetime: .scoped, isolation: .mainActor)
         #expect(machine.claim(Service.self) == .wrongIsolation)
         #expect(machine.claim(Service.self, isAsync: true) == .hop)
-        guard case .build(_?, _) = machine.claim(Service.self, onMainActor: true) else { Issue.record("no build"); return }
+        guard case .build(_?) = machine.claim(Service.self, onMainActor: true) else { Issue.record("no build"); return }
     }
 
     @Test("async factories: a synchronous claim fails with asyncFactory, an async one builds")
@@ -160,7 +148,7 @@ struct ContainerStateMachineTests {
         var machine = InjectionProbe.StateMachine()
         machine.register(Service.self, lifetime: .scoped, isolation: .async)
         #expect(machine.claim(Service.self) == .asyncFactory)
-        guard case .build(_?, _) = machine.claim(Service.self, isAsync: true) else { Issue.record("no build"); return }
+        guard case .build(_?) = machine.claim(Service.self, isAsync: true) else { Issue.record("no build"); return }
         #expect(machine.claim(Service.self) == .asyncFactory, "a synchronous resolve never waits for async work")
     }
 }

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Testing) import Injection
+@_spi(Testing) import InjectionTesting
 import InjectionTesting
 import Testing
 
@@ -360,7 +360,7 @@ struct OutlivingTaskCycleTests {
         #expect(result.value.hasPrefix("Injection: dependency cycle: SyncRefresher → SyncRefresher."), "\(result.value)")
     }
 
-    /// Transients 40 deep, served from the thread cache (deeper than the 32 frames a thread keeps in place),
+    /// Transients 40 deep, resolved before (their edges recorded),
     /// each starting a task under `withContainer`, which inherits the chain; the tasks run only after every
     /// factory returned and the thread resolved other chains. Each task then sees no chain: its type is no
     /// cycle, and an error names only what it asked for.

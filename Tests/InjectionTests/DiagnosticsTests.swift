@@ -20,6 +20,11 @@ private protocol AlsoMissing: Sendable {}
 private struct Broken: Error {}
 private protocol Shape: AnyObject, Sendable {}
 private final class Circle: Shape {}
+/// Built by `resolveAsync` or `prepare`, from an async factory or a synchronous one.
+private final class AsyncResolved: Sendable {}
+private final class AsyncPrepared: Sendable {}
+private final class SyncResolvedAsync: Sendable {}
+private final class SyncPrepared: Sendable {}
 
 /// Two types that share the short name `Ledger`.
 private enum Payments { final class Ledger: Sendable {} }
@@ -84,6 +89,46 @@ struct DiagnosticsTests {
         #expect(container.dependencyGraph().nodes.count == 1_025)
     }
 
+    // Concurrency.md: two parallel tests that both verify the process-wide container must both get a real
+    // result. Only code the running verification started may return at once (ReentrancyTests covers that).
+    @Test("a verify() from another thread while one runs checks the graph too: it reports the missing registration instead of returning at once")
+    func concurrentVerifyReportsTheProblems() async {
+        let container = InjectionContainer()
+        let runs = Counter(), firstRunStarted = Gate(), release = Latch()
+        container.register(Gamma.self) {
+            if runs.increment() == 1 {
+                firstRunStarted.open()
+                // Until another verification runs this factory. A deadline, not a wait that must succeed: a
+                // verify() that waits for the running verification's result gets it once this has passed.
+                release.wait(seconds: 10)
+            } else {
+                release.open()
+            }
+            return Gamma()
+        }
+        container.register(Root.self) { _ = try InjectionManager.resolve((any Missing).self); return Root() }
+        let verifying = { @Sendable () -> InjectionError.Kind? in
+            do throws(InjectionError) { try container.verify(); return nil } catch { return error.kind }
+        }
+        // On threads of their own, with no hop through the pool between the first verification's start and
+        // the second call: the first verification's factory blocks, and no thread of the pool waits for it.
+        let (started, first, second) = await onOwnThread { () -> (Bool, [InjectionError.Kind?], InjectionError.Kind?) in
+            let first = Collector<InjectionError.Kind?>(), firstDone = Gate()
+            onThread {
+                first.append(verifying())
+                firstDone.open()
+            }
+            let started = firstRunStarted.wait()
+            let second = verifying()  // While the first verification runs the slow factory.
+            release.open()
+            firstDone.wait()
+            return (started, first.values, second)
+        }
+        #expect(started, "the first verification never ran the slow factory")
+        #expect(first == [.verificationFailed])
+        #expect(second == .verificationFailed, "a verify() made while another ran passed a graph with a missing registration")
+    }
+
     // MARK: The graph
 
     @Test("the graph has every registration with its lifetime and the edges seen in real use")
@@ -140,6 +185,27 @@ struct DiagnosticsTests {
         let rebuilt = container.dependencyGraph()
         #expect(rebuilt.edges.isEmpty)
         #expect(rebuilt.nodes.first { $0.name == "Shape" }?.lifetime == .singleton, "an alias made after removeAll stays one")
+    }
+
+    // InjectionGraph: "Edges are recorded whenever a factory resolves something, in real use and in verify()".
+    @Test("builds made by resolveAsync and prepare record their edges, of async factories and synchronous ones alike")
+    func asyncBuildsRecordEdges() async throws {
+        let container = InjectionContainer()
+        container.register(Gamma.self) { Gamma() }
+        container.register(Leaf.self) { Leaf() }
+        container.registerAsync(AsyncResolved.self) { _ = try await InjectionManager.resolveAsync(Gamma.self); return AsyncResolved() }
+        container.registerAsync(AsyncPrepared.self) { _ = try await InjectionManager.resolveAsync(Leaf.self); return AsyncPrepared() }
+        container.register(SyncResolvedAsync.self) { _ = Inject(Gamma.self); return SyncResolvedAsync() }
+        container.register(SyncPrepared.self) { _ = Inject(Leaf.self); return SyncPrepared() }
+        _ = try await container.resolveAsync(AsyncResolved.self)
+        try await container.prepare(AsyncPrepared.self)
+        _ = try await container.resolveAsync(SyncResolvedAsync.self)
+        try await container.prepare(SyncPrepared.self)
+        let edges = container.dependencyGraph().edges
+        #expect(edges.contains(.init(from: "AsyncResolved", to: "Gamma")), "an async factory built by resolveAsync: \(edges)")
+        #expect(edges.contains(.init(from: "AsyncPrepared", to: "Leaf")), "an async factory built by prepare: \(edges)")
+        #expect(edges.contains(.init(from: "SyncResolvedAsync", to: "Gamma")), "a synchronous factory built by resolveAsync: \(edges)")
+        #expect(edges.contains(.init(from: "SyncPrepared", to: "Leaf")), "a synchronous factory built by prepare: \(edges)")
     }
 
     @Test("the graph escapes function types for DOT and Mermaid")

@@ -225,7 +225,7 @@ struct EvictionTests {
         #expect(db.disposeCount == 0, "the original container's live instance was disposed by a copy")
     }
 
-    @Test("after a reset nothing stale is served: scoped, weak, async-built, transaction-registered, copied containers, thread caches")
+    @Test("after a reset nothing stale is served: scoped, weak, async-built, transaction-registered, copied containers, cached resolves")
     func resetSeesEverything() async throws {
         let container = InjectionContainer()
         let disposals = Counter()
@@ -235,7 +235,7 @@ struct EvictionTests {
         container.register(SessionDisposable.self) { SessionDisposable(disposals: disposals) }
 
         let scoped = try container.resolve(SessionScoped.self)
-        _ = try container.resolve(SessionScoped.self)  // Now in this thread's cache too.
+        _ = try container.resolve(SessionScoped.self)  // Now cached.
         let weak = try container.resolve(WeakThing.self)
         try await container.prepare(AsyncThing.self)
         let asyncBuilt = try container.resolve(AsyncThing.self)

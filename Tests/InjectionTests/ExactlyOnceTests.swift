@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Testing) import Injection
+@_spi(Testing) import InjectionTesting
 import InjectionTesting
 import Testing
 

@@ -1,10 +1,10 @@
 import Foundation
-@_spi(Testing) import Injection
+import Injection
 import Testing
 
 // A cached value comes back intact, whatever its type (a class, an existential, an optional, a string, a
-// small or large struct, an over-aligned one, an enum with payloads, `Any`, `Void`), from the slow path, a
-// thread's cache, `resolveAsync` and `InjectLazy`, also while other threads reset, re-register,
+// small or large struct, an over-aligned one, an enum with payloads, `Any`, `Void`), from a first resolve and
+// a cached one, `resolveAsync` and `InjectLazy`, also while other threads reset, re-register,
 // unregister, remove or release it; and each instance is destroyed exactly once: by a reset, by
 // `removeAll`, by a failed `postConstruction`, and when its container is released.
 
@@ -347,7 +347,7 @@ struct IntactValuesTests {
         let container = InjectionContainer()
         registerEveryKind(in: container, deaths: deaths)
         for round in 1...2 {
-            for _ in 0..<2 {  // The slow path, then this thread's cache.
+            for _ in 0..<2 {  // Built, then cached.
                 let aligned = try container.resolve(Aligned16.self)
                 #expect(aligned.vector == SIMD16<Float>(repeating: 1.5))
                 #expect(aligned.byte == 7)
@@ -428,7 +428,7 @@ struct IntactValuesTests {
 
     // MARK: While other threads change them
 
-    /// Readers resolve cached values, through their thread caches, while one thread resets, registers
+    /// Readers resolve cached values while one thread resets, registers
     /// again, unregisters, and removes everything. A value changed or destroyed while a reader still gets
     /// it shows as a corrupt value, a cell destroyed twice, or a crash (and a race under ThreadSanitizer);
     /// a value never destroyed, as a live cell at the end.
@@ -492,8 +492,8 @@ struct IntactValuesTests {
     }
 
     /// The same race, the container going away at the end with everything still cached: each instance is
-    /// destroyed once, whichever caches held it.
-    @Test("a container released while every thread caches values of every kind destroys each instance exactly once")
+    /// destroyed once, whichever threads resolved it.
+    @Test("a container released after every thread resolved values of every kind destroys each instance exactly once")
     func releasedWhileCached() {
         let ledger = Ledger()
         let kinds = ValueKind.all()
@@ -513,7 +513,7 @@ struct IntactValuesTests {
             start.signal(); start.signal()
             for _ in 0..<5 { container.reset(); for kind in kinds { _ = try? kind.check(container) } }
             group.wait()
-            // Every thread's cache, and this thread's, still hold the values here.
+            // The container still holds the values here.
         }
         #expect(ledger.waitUntilNoneLive(), "instances never destroyed: \(ledger.liveCount) of \(ledger.counts)")
         let counts = ledger.counts
@@ -557,7 +557,7 @@ struct IntactValuesTests {
         #expect(throws: InjectionError.self) { _ = try resolve() }
         #expect(ledger.counts.destroyed == 1, "the failed instance is evicted and destroyed: \(ledger.counts)")
         #expect(try resolve())
-        #expect(try resolve())  // From this thread's cache.
+        #expect(try resolve())  // Cached.
         #expect(ledger.counts.made == 2, "built again after the failure, then cached: \(ledger.counts)")
         container.removeAll()
         let counts = ledger.counts

@@ -10,22 +10,9 @@ private enum ReadBackKey: InjectionKey { typealias Value = ReadBackClass }
 private final class ReadBackMainActor: Sendable {}
 private final class ReadBackAsync: Sendable {}
 
-/// `InjectionContainer`'s former names for `reset()` and `reset { }`, deprecated: reached through these
-/// requirements, which they satisfy, so the calls below name no deprecated declaration.
-private protocol FormerResetNames {
-    func resetCurrentContainer()
-    func resetCurrentContainer<Failure: Error>(_ body: () throws(Failure) -> Void) throws(Failure)
-}
-extension InjectionContainer: FormerResetNames {}
-
-private func resetByFormerName<C: FormerResetNames>(_ container: C) { container.resetCurrentContainer() }
-private func resetByFormerName<C: FormerResetNames>(_ container: C, applying body: () -> Void) {
-    container.resetCurrentContainer(body)
-}
-
 @Suite("Lifetimes and registration", .isolatedInjection)
 struct LifetimeTests {
-    @Test("container.reset() and reset { } end the scope, as the former resetCurrentContainer names still do")
+    @Test("container.reset() and reset { } end the scope")
     func containerResetNames() throws {
         let container = InjectionContainer()
         container.register((any API).self) { LiveAPI() }
@@ -38,12 +25,6 @@ struct LifetimeTests {
         container.reset { container.register((any API).self) { LiveAPI(name: "mock") } }
         #expect(try container.resolve((any API).self).name == "mock")
         #expect(try container.resolve((any API).self) !== second)
-
-        let mock = try container.resolve((any API).self)
-        resetByFormerName(container)
-        #expect(try container.resolve((any API).self) !== mock)
-        resetByFormerName(container) { container.register((any API).self) { LiveAPI(name: "again") } }
-        #expect(try container.resolve((any API).self).name == "again")
     }
 
     @Test("both Inject spellings return the same scoped instance")

@@ -505,7 +505,7 @@ struct RegistrationSharingTests {
             for _ in 0..<2_000 {
                 if index == 0 {
                     _ = try? container.resolve(SharedFlagsService.self)    // caches
-                    _ = try? container.resolve(SharedFlagsTransient.self)  // enters the thread's cache
+                    _ = try? container.resolve(SharedFlagsTransient.self)  // runs its factory
                     container.reset()                      // empties
                 } else {
                     _ = InjectionContainer(copying: container)             // copies every registration

@@ -58,6 +58,11 @@ private final class R2Late: Sendable {
 }
 private struct R2Failure: Error {}
 
+/// What a synchronous resolve came to: the label of what it returned, or the kind of error it threw.
+private func outcome(of resolve: () throws(InjectionError) -> String) -> String {
+    do throws(InjectionError) { return "returned \"\(try resolve())\"" } catch { return error.kind.description }
+}
+
 /// Runs `outerBlock` on a thread of its own (so no test blocks the cooperative pool), inside
 /// `container.reset { }`; `outerBlock` returns the task it started, which this hands back
 /// once the block has returned. `afterCommit` runs on that thread right after the outer block returned.
@@ -118,6 +123,44 @@ struct ResetAtomicityTests {
         #expect(container.isRegistered(Extra.self))
     }
 
+    // Concurrency.md: "A reset block is atomic however it is reached: a nested block that throws leaves no
+    // trace". Of the nested block, that is: a task started in the outer block registers into the outer block,
+    // and what it records while the nested block is open is not the nested block's to discard.
+    @Test("a nested block that throws discards only its own operations, not a registration that a task started in the outer block recorded meanwhile")
+    func throwingNestedBlockKeepsATasksRegistrationInTheOuterBlock() async {
+        let container = InjectionContainer()
+        container.register(Marker.self) { Marker("old") }
+        let nestedIsOpen = AsyncGate()
+        // On a thread of its own: the blocks wait for the task, and must not hold a thread of the pool meanwhile.
+        let (task, taskRegistered) = await onOwnThread { () -> (Task<Void, Never>?, Bool) in
+            var task: Task<Void, Never>?
+            var taskRegistered = false
+            container.reset {
+                let registered = Gate()
+                // Started in the outer block: it inherits the outer block, and its registration is the outer
+                // block's. It waits by suspending, so it needs no thread until the nested block is open.
+                task = Task {
+                    await nestedIsOpen.wait()
+                    container.register(Extra.self) { Extra() }
+                    registered.open()
+                }
+                #expect(throws: Abort.self) {
+                    try container.reset {
+                        container.register(Marker.self) { Marker("nested") }
+                        nestedIsOpen.open()
+                        taskRegistered = registered.wait()  // The task registers while this block is open.
+                        throw Abort()
+                    }
+                }
+            }
+            return (task, taskRegistered)
+        }
+        await task?.value
+        #expect(taskRegistered, "the task never registered while the nested block was open")
+        #expect(container.isRegistered(Extra.self), "the nested block that threw discarded the registration a task recorded into the outer block")
+        #expect((try? container.resolve(Marker.self))?.label == "old", "the nested block that threw landed")
+    }
+
     @Test("inside A's block, a factory of container B that resolves from A is refused, and its registrations on A wait for the block")
     func otherContainersFactoryCannotBypass() throws {
         let a = InjectionContainer(), b = InjectionContainer()
@@ -146,12 +189,12 @@ struct ResetAtomicityTests {
         #expect(try b.resolve(Bridge.self).marker.label == "new")
     }
 
-    @Test("inside A's block, B's transient served from the thread cache cannot resolve from A either")
+    @Test("inside A's block, B's transient resolved before cannot resolve from A either")
     func cachedTransientOfOtherContainerCannotBypass() throws {
         let a = InjectionContainer(), b = InjectionContainer()
         a.register(Marker.self) { Marker("old") }
         b.register(CachedBridge.self, lifetime: .transient) { [unowned a] in CachedBridge(marker: try a.resolve(Marker.self)) }
-        for _ in 0..<4 { _ = try b.resolve(CachedBridge.self) }  // Now served from this thread's cache.
+        for _ in 0..<4 { _ = try b.resolve(CachedBridge.self) }  // Run before, its edges recorded.
         a.reset {
             a.register(Marker.self) { Marker("new") }
             let error = #expect(throws: InjectionError.self) { try b.resolve(CachedBridge.self) }
@@ -320,6 +363,46 @@ struct ResetBlockTests {
             }
         }
         #expect(outcome.values == [.resolvedDuringReset])
+    }
+
+    // The block's documentation: "Resolving from this container inside `body` fails with resolvedDuringReset:
+    // the new scope does not exist until `body` returns." That holds for a task started inside the block that
+    // resolves synchronously, whatever thread it runs on: one that has never used the library too.
+    @Test("a task started inside the block that resolves synchronously, on a thread new to the library, gets resolvedDuringReset, not the old scope's instance")
+    func syncResolveInTaskOnAFreshThreadInsideBlockThrows() async throws {
+        let container = InjectionContainer()
+        container.register(Marker.self) { Marker("old, was cached") }
+        container.register(R2Late.self) { R2Late("old, never built before") }
+        _ = try container.resolve(Marker.self)  // The old scope holds a Marker; it has never built an R2Late.
+        // Each of the tasks' jobs runs on a thread started for it: the task's resolve is that thread's first.
+        let executor = FreshThreadExecutor()
+        let outcomes = Collector<String>()
+        // On a thread of its own: the block waits for the tasks, and must not hold a thread of the pool meanwhile.
+        let (tasks, resolvedInBlock) = await onOwnThread { () -> ([Task<Void, Never>], [Bool]) in
+            var tasks: [Task<Void, Never>] = [], resolvedInBlock: [Bool] = []
+            container.reset {
+                container.register(Marker.self) { Marker("new") }
+                container.register(R2Late.self) { R2Late("new") }
+                // One task per type: a thread's first resolve is the one in question.
+                let resolvedMarker = Gate(), resolvedLate = Gate()
+                tasks.append(Task(executorPreference: executor) {
+                    outcomes.append("Marker: " + outcome { () throws(InjectionError) in try container.resolve(Marker.self).label })
+                    resolvedMarker.open()
+                })
+                tasks.append(Task(executorPreference: executor) {
+                    outcomes.append("R2Late: " + outcome { () throws(InjectionError) in try container.resolve(R2Late.self).tag })
+                    resolvedLate.open()
+                })
+                resolvedInBlock = [resolvedMarker.wait(), resolvedLate.wait()]  // Both resolve while the block is open.
+            }
+            return (tasks, resolvedInBlock)
+        }
+        for task in tasks { await task.value }
+        withExtendedLifetime(executor) {}
+        #expect(resolvedInBlock == [true, true], "a task did not resolve while the block was open")
+        #expect(
+            outcomes.values.sorted() == ["Marker: resolvedDuringReset", "R2Late: resolvedDuringReset"],
+            "a synchronous resolve inside the open block, on a thread new to the library, was not refused")
     }
 
     @Test("unregister inside the block is applied too, and isRegistered sees it")

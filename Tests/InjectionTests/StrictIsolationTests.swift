@@ -150,11 +150,11 @@ struct StrictIsolationTests {
                 let cached = DispatchSemaphore(value: 0), strictStarted = DispatchSemaphore(value: 0)
                 let done = DispatchSemaphore(value: 0), resolved = Collector<StrictCachedEscape>()
                 onThread {
-                    // Twice before any strict test: built, then taken into this thread's cache by the second resolve.
+                    // Twice before any strict test: built, then cached (the second resolve is a cached one).
                     for _ in 0..<2 { resolved.append(Inject(StrictCachedEscape.self)) }
                     cached.signal()
                     _ = strictStarted.wait(timeout: .now() + waitLimit)
-                    resolved.append(Inject(StrictCachedEscape.self))  // Was a hit in this thread's cache.
+                    resolved.append(Inject(StrictCachedEscape.self))  // A cached resolve.
                     done.signal()
                 }
                 _ = cached.wait(timeout: .now() + waitLimit)

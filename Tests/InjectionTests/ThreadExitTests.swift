@@ -1,15 +1,15 @@
 import CInjectionTestSupport
 import Foundation
-@_spi(Testing) import Injection
+@_spi(Testing) import InjectionTesting
 import _InjectionPlatform
 import Testing
 
 // A thread's state is released when the thread exits, whatever order the process's pthread key
 // destructors run in around the library's own (glibc and Darwin run them in key-creation order, and on
 // Darwin dyld's thread-local storage goes in one of them), and code that resolves from a destructor
-// that runs after the library's still resolves, with its chain, and leaves no state behind. With the state
-// goes everything the thread's cache held, each object released once, also while resets, re-registrations
-// and container releases race for the same entries.
+// that runs after the library's still resolves, with its chain, and leaves no state behind. A thread that
+// exits keeps nothing it resolved alive: each object is released once, also while resets, re-registrations
+// and container releases race with the threads' exits.
 
 private final class ExitScoped: Sendable {}
 private final class ExitTransient: Sendable {
@@ -39,12 +39,6 @@ private final class ResolvesOnDeinit: @unchecked Sendable {
         _ = try? container.resolve(ExitPlain.self)
         deinits.increment()
     }
-}
-private final class ExitWrapper: Sendable {}
-private final class ExitR0: Sendable {}
-private final class ExitOwner: Sendable {
-    let container: InjectionContainer
-    init(_ container: InjectionContainer) { self.container = container }
 }
 private final class FillingTransient: Sendable {}
 
@@ -98,11 +92,10 @@ struct ThreadExitTests {
             exitContainer = container
             _ = try container.resolve(ExitScoped.self)  // Creates the library's key.
             keyAfter = test_key_create { resolveFromDestructor($0) }
-            let statesBefore = InjectionProbe.liveThreadStates
 
             test_thread_run_and_join({ _ in
                 guard let container = exitContainer else { return }
-                for _ in 0..<5 { _ = try? container.resolve(ExitTransient.self) }  // Fills the thread's cache.
+                for _ in 0..<5 { _ = try? container.resolve(ExitTransient.self) }  // Runs factories on this thread.
                 test_key_set(keyBefore, UnsafeMutableRawPointer(bitPattern: beforeMark))
                 test_key_set(keyAfter, UnsafeMutableRawPointer(bitPattern: afterMark))
             }, nil, 1 << 20)
@@ -114,15 +107,13 @@ struct ThreadExitTests {
                 Sighting(key: afterAgainMark, stateBefore: false, resolved: true, cycleReported: true, stateAfter: false),
             ]
             precondition(seen == expected, "destructors saw \(seen), expected \(expected)")
-            let statesAfter = InjectionProbe.liveThreadStates
-            precondition(statesAfter == statesBefore, "\(statesAfter - statesBefore) thread states outlived their thread")
         }
         if let result, result.exitStatus != .exitCode(0) {
             Issue.record("the child process said: \(String(decoding: result.standardErrorContent, as: UTF8.self))")
         }
     }
 
-    @Test("a thread that exits frees what its cache held (transients' registrations and instances)")
+    @Test("a thread that resolved a transient and exited keeps nothing of its registration alive")
     func threadExitFreesCache() throws {
         let container = InjectionContainer()
         weak var weakCaptured: Captured?
@@ -141,41 +132,11 @@ struct ThreadExitTests {
         #expect(weakCaptured == nil)
     }
 
-    /// A thread exits while its cache holds a container's instance and transient registration: its
-    /// state's deinit releases them, so they go with the container.
-    @Test("a thread's exit releases the instances and transients' registrations its cache holds")
-    func threadExitReleasesCacheEntries() throws {
-        weak var weakRegistration: AnyObject?
-        weak var weakInstance: ExitWrapper?
-        do {
-            let container = InjectionContainer()
-            container.register(ExitR0.self, lifetime: .transient) { ExitR0() }
-            container.register(ExitWrapper.self, lifetime: .scoped) { ExitWrapper() }
-            weakRegistration = InjectionProbe.registration(for: ExitR0.self, in: container)
-            let exited = Counter()
-            let box = ExitOwner(container)
-            onThread { [box] in
-                for _ in 0..<3 { _ = try? box.container.resolve(ExitR0.self) }
-                _ = try? box.container.resolve(ExitWrapper.self)
-                #expect(InjectionProbe.threadCacheEntry(for: ExitR0.self, in: box.container) == .factory)
-                exited.increment()
-            }
-            #expect(exited.wait(atLeast: 1))
-            weakInstance = try container.resolve(ExitWrapper.self)
-            // Only the worker cached ExitR0: once no live thread does, the worker's state was released while the
-            // container still registers ExitR0, so its table's entries can go only through the state's deinit.
-            #expect(waitUntil { InjectionProbe.threadsCaching(ExitR0.self, in: container) == 0 })
-        }
-        // The container goes once the worker's closure does (it holds `box`), whenever the thread ends, and its
-        // deinit no longer sees the worker's state: only that state's deinit could have released the entries.
-        #expect(waitUntil { weakRegistration == nil && weakInstance == nil })
-    }
-
-    /// Threads fill their caches with more than 48 entries of each of three containers (instances, and
-    /// transients' registrations, some resolved from inside a transient's factory), then exit, while the
-    /// containers are released on another thread at the same moment: the thread's exit and the containers'
-    /// release race for the entries, and each object is released exactly once.
-    @Test("threads whose caches hold many entries exit while their containers are released: each entry released once")
+    /// Threads resolve more than 48 keys of each of three containers (instances, and transients, some
+    /// resolved from inside a transient's factory), then exit, while the containers are released on another
+    /// thread at the same moment: the threads' exits and the containers' release race, and each object is
+    /// released exactly once.
+    @Test("threads that resolved many keys exit while their containers are released: each instance and registration released once")
     func threadExitRacesContainerRelease() throws {
         let live = LiveTokens(), registrations = LiveTokens()
         for round in 0..<8 {
@@ -223,10 +184,10 @@ struct ThreadExitTests {
                 "\(live.alive) instances, \(registrations.alive) registrations still alive")
     }
 
-    /// Short-lived threads fill their caches (scoped instances, transients, an instance whose deinit
-    /// resolves) and exit, while another thread resets, registers again and unregisters the same keys: no
+    /// Short-lived threads resolve scoped instances, transients and an instance whose deinit resolves, and
+    /// exit, while another thread resets, registers again and unregisters the same keys: no
     /// hang, no crash, every resolve typed right, and every instance released, outside every lock.
-    @Test("threads exit while resets and re-registrations evict their cache entries")
+    @Test("threads exit while resets and re-registrations evict what they resolved")
     func threadsExitWhileResetsEvict() {
         let container = InjectionContainer()
         let deinits = Counter(), built = Counter()
@@ -273,9 +234,8 @@ struct ThreadExitTests {
         #expect(wrong.values == [])
         container.reset()
         container.unregister(ResolvesOnDeinit.self)
-        // A thread's cache goes when the thread exits, which may come after `runOnThreads` returned (it waits for
-        // the bodies): a cache a thread is tearing down is out of the evictions' reach, and lets its entries go
-        // as the thread ends (under ThreadSanitizer, a while later).
+        // A thread may still hold an instance it resolved until it ends, which may come after `runOnThreads`
+        // returned (it waits for the bodies; under ThreadSanitizer, a while later).
         let stillAlive = { container.liveInstancesFromPreviousScopes().filter { $0.contains("ResolvesOnDeinit") } }
         #expect(waitUntil { stillAlive().isEmpty }, "\(stillAlive())")
     }

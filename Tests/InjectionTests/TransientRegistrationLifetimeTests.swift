@@ -1,11 +1,11 @@
 import Foundation
-@_spi(Testing) import Injection
+@_spi(Testing) import InjectionTesting
 import InjectionTesting
 import Testing
 
-// A transient served from a thread's cache keeps its registration alive while its factory runs, even if the
-// factory (or another thread) unregisters, replaces or resets it meanwhile, and releases it once the resolve
-// returns. What the factory resolves meanwhile sees every change made before it, on any thread.
+// A transient keeps its registration alive while its factory runs, even if the factory (or another thread)
+// unregisters, replaces or resets it meanwhile, and releases it once the resolve returns. What the factory
+// resolves meanwhile sees every change made before it, on any thread.
 
 private final class Token: Sendable {}
 private final class Slow: Sendable {
@@ -33,10 +33,6 @@ private final class Probe: @unchecked Sendable {
     var aliveDuringFactory: [Bool] = []
 }
 
-private func isServedFromThreadCache(_ type: Any.Type, of container: InjectionContainer) -> Bool {
-    InjectionProbe.threadCacheEntry(for: type, in: container) == .factory
-}
-
 private func registration(of type: Any.Type, in container: InjectionContainer) -> AnyObject? {
     InjectionProbe.registration(for: type, in: container)
 }
@@ -45,7 +41,7 @@ private final class RunScoped: Sendable {}
 
 @Suite("A transient's registration while its factory runs")
 struct TransientRegistrationLifetimeTests {
-    @Test("a transient evicted from the thread cache while its factory runs stays alive until that resolve returns, then is released", .isolatedInjection)
+    @Test("a transient unregistered while its factory runs stays alive until that resolve returns, then is released", .isolatedInjection)
     func registrationOutlivesEviction() throws {
         let container = InjectionContainer()
         let started = Gate(), proceed = Gate(), done = Gate()
@@ -55,7 +51,7 @@ struct TransientRegistrationLifetimeTests {
             weakToken = token
             let blocks = Counter()
             container.register(Slow.self, lifetime: .transient) { [token] in
-                // Block only in the fourth run: by then the thread serves `Slow` from its cache.
+                // Block only in the fourth run, one with its edges recorded.
                 if blocks.increment() == 4 {
                     started.open()
                     proceed.wait()
@@ -72,7 +68,7 @@ struct TransientRegistrationLifetimeTests {
         #expect(started.wait())
         weak let weakRegistration = InjectionProbe.registration(for: Slow.self, in: container)
         #expect(weakRegistration != nil)
-        container.unregister(Slow.self)  // Evicts the registration from every thread's cache.
+        container.unregister(Slow.self)  // The container lets go of the registration.
         #expect(weakRegistration != nil, "the running factory's registration must stay alive")
         proceed.open()
         #expect(done.wait())
@@ -81,7 +77,7 @@ struct TransientRegistrationLifetimeTests {
         #expect(weakToken == nil)
     }
 
-    @Test("an inner cached transient re-registers the outer one: the outer registration stays alive until the outer returns, then is freed")
+    @Test("an inner transient re-registers the outer one: the outer registration stays alive until the outer returns, then is freed")
     func innerReplacesOuter() throws {
         let container = InjectionContainer()
         let probe = Probe()
@@ -98,8 +94,6 @@ struct TransientRegistrationLifetimeTests {
             return RunInner()
         }
         for _ in 0..<4 { _ = try container.resolve(RunOuter.self) }
-        #expect(isServedFromThreadCache(RunOuter.self, of: container))
-        #expect(isServedFromThreadCache(RunInner.self, of: container))
         probe.registration = registration(of: RunOuter.self, in: container)
         probe.mode = 1
         _ = try container.resolve(RunOuter.self)
@@ -109,7 +103,7 @@ struct TransientRegistrationLifetimeTests {
         _ = try container.resolve(RunOuter.self)
     }
 
-    @Test("a cached transient releases another container with cached transients: nothing of it is served at its address, and its registrations are freed by the time the transient returns")
+    @Test("a transient releases another container with transients: nothing of it is served at its address, and its registrations are freed by the time the transient returns")
     func otherContainerDeinitsInsideCachedTransient() throws {
         let container = InjectionContainer()
         let probe = Probe()
@@ -119,7 +113,7 @@ struct TransientRegistrationLifetimeTests {
                 other.register(RunOther.self, lifetime: .transient) { RunOther() }
                 for _ in 0..<4 { _ = try other.resolve(RunOther.self) }
                 probe.registration = registration(of: RunOther.self, in: other)
-                // `other` deinits here: what this thread's cache held of it goes.
+                // `other` deinits here: its registrations go.
             }
             // A new container may reuse the address: nothing of the old one may be served.
             let reuse = InjectionContainer()
@@ -127,13 +121,12 @@ struct TransientRegistrationLifetimeTests {
             return RunOuter()
         }
         for _ in 0..<4 { _ = try container.resolve(RunOuter.self) }
-        #expect(isServedFromThreadCache(RunOuter.self, of: container))
         probe.mode = 1
         _ = try container.resolve(RunOuter.self)
         #expect(probe.registration == nil)
     }
 
-    @Test("a cached transient unregisters itself and throws: registration freed after the throw, next resolve fails cleanly")
+    @Test("a transient unregisters itself and throws: registration freed after the throw, next resolve fails cleanly")
     func unregistersItselfThenThrows() throws {
         let container = InjectionContainer()
         let probe = Probe()
@@ -156,7 +149,7 @@ struct TransientRegistrationLifetimeTests {
         #expect(second?.kind == .notRegistered)
     }
 
-    @Test("a cached transient resets its container, then re-resolves itself through another transient: no stale or double state")
+    @Test("a transient resets its container, then re-resolves itself through another transient: no stale or double state")
     func resetInsideThenResolve() throws {
         let container = InjectionContainer()
         let probe = Probe()
@@ -185,7 +178,7 @@ struct TransientRegistrationLifetimeTests {
         // ...but the one resolved after is, and only it is disposed: exactly one more.
     }
 
-    @Test("verify() parks a worker that runs a cached transient after evicting registrations: nothing leaks, verify returns")
+    @Test("verify() parks a worker that runs a transient after evicting registrations: nothing leaks, verify returns")
     func verifyParksWorkerInCachedTransient() throws {
         let container = InjectionContainer()
         let runs = Counter()
@@ -205,7 +198,7 @@ struct TransientRegistrationLifetimeTests {
         #expect(error?.problems.count == 1)
     }
 
-    @Test("threads resolving cached transients that re-register, unregister and reset while others do the same")
+    @Test("threads resolving transients that re-register, unregister and reset while others do the same")
     func cachedTransientStress() throws {
         let container = InjectionContainer()
         let probe = Probe()
@@ -261,7 +254,6 @@ struct TransientRegistrationLifetimeTests {
         container.register(NestedOuter.self, lifetime: .transient) { NestedOuter(inner: try InjectionManager.resolve(NestedInner.self)) }
         container.register(NestedInner.self, lifetime: .transient) { NestedInner(generation: 0) }
         for _ in 0..<3 { #expect(try container.resolve(NestedOuter.self).inner.generation == 0) }
-        #expect(isServedFromThreadCache(NestedInner.self, of: container))
 
         container.register(NestedInner.self, lifetime: .transient) { NestedInner(generation: 1) }  // This thread.
         #expect(try container.resolve(NestedOuter.self).inner.generation == 1)
@@ -288,7 +280,7 @@ struct TransientRegistrationLifetimeTests {
         let scoped = try container.resolve(NestedOuter.self).inner
         #expect(try container.resolve(NestedOuter.self).inner === scoped)
         container.reset()
-        #expect(try container.resolve(NestedOuter.self).inner !== scoped, "a reset shows inside a cached transient")
+        #expect(try container.resolve(NestedOuter.self).inner !== scoped, "a reset shows inside a transient")
     }
 
     @Test("transients inside a transient's factory racing re-registrations, unregistrations and another container's release on other threads")
@@ -310,7 +302,7 @@ struct TransientRegistrationLifetimeTests {
                     case 0: container.register(NestedInner.self, lifetime: .transient) { NestedInner(generation: 1) }
                     case 1: container.unregister(NestedInner.self)
                     case 2:
-                        // A container whose transients some thread caches, released: its tables are forgotten.
+                        // A container that ran a transient, released.
                         let other = InjectionContainer()
                         other.register(NestedInner.self, lifetime: .transient) { NestedInner(generation: 99) }
                         _ = try? other.resolve(NestedInner.self)
@@ -324,12 +316,11 @@ struct TransientRegistrationLifetimeTests {
         #expect(valid.value > 0)
     }
 
-    /// A cached transient's factory resolves ~100 scoped keys its thread's cache of a fresh container has
-    /// never held (its table grows from 16 buckets to 256), with a cached transient resolved again between
-    /// each; other threads meanwhile re-register, unregister and resolve those keys, re-register both
+    /// A transient's factory resolves ~100 scoped keys of a fresh container, with a transient resolved
+    /// again between each; other threads meanwhile re-register, unregister and resolve those keys, re-register both
     /// transients and reset. Every instance is of the key asked for, and once the containers are gone every
     /// instance and registration was released exactly once.
-    @Test("a cached transient's factory resolves a hundred keys new to its thread while other threads evict, reset and re-register: each gets its key's instance, each object released once")
+    @Test("a transient's factory resolves a hundred keys while other threads evict, reset and re-register: each gets its key's instance, each object released once")
     func resolvesInsideCachedTransientUnderChurn() throws {
         let keyCount = 100
         let live = LiveTokens(), registrations = LiveTokens(), wrong = LiveTokens()
@@ -366,14 +357,14 @@ struct TransientRegistrationLifetimeTests {
             }
             registerInner(0)
             registerOuter(0)
-            for _ in 0..<3 { _ = try container.resolve(NestedRunOuter.self) }  // Served from this thread's cache from now on.
+            for _ in 0..<3 { _ = try container.resolve(NestedRunOuter.self) }  // Its edges are recorded from now on.
             let start = Barrier(count: 3)
             let done = Counter()
             let finished = runOnThreads(3) { thread in
                 var random = SeededRandom(seed: UInt64(round * 10 + thread))
                 start.arrive()
                 if thread == 0 {
-                    // Fresh thread: its table of `container` starts at 16 buckets.
+                    // A fresh thread.
                     for _ in 0..<3 { _ = try? container.resolve(NestedRunOuter.self) }
                     phase.value = 1
                     for _ in 0..<4 { _ = try? container.resolve(NestedRunOuter.self) }
@@ -405,12 +396,12 @@ struct TransientRegistrationLifetimeTests {
             }
             #expect(finished)
             #expect(innerRuns.value >= keyCount)
-            // The last reference: the container's deinit forgets what threads still cache of it.
+            // The last reference: the container's deinit releases what it holds.
             _ = slot.take()
         }
-        print("resolvesInsideCachedTransientUnderChurn: \(nestedResolves.value) resolves inside cached transients, \(churn.value) changes by other threads")
+        print("resolvesInsideCachedTransientUnderChurn: \(nestedResolves.value) resolves inside transients, \(churn.value) changes by other threads")
         #expect(wrong.madeCount == 0, "\(mismatches.values.prefix(5))")
-        // Worker threads release their states as they exit; the containers are gone.
+        // The containers are gone.
         #expect(waitUntil { live.alive == 0 && registrations.alive == 0 },
                 "\(live.alive) instances, \(registrations.alive) registrations still alive")
     }

@@ -310,13 +310,20 @@ extension InjectionContainer {
             try Self.resolve(type, as: (any AnyObject & Sendable).self, in: self, caller: caller)
                 as! BuildClosure<Model>
         }
-        let binding = Binding.current
+        let binding = Binding.current, thread = ThreadState.currentOrNew
         if closure.isMainActor && !OSThread.isMainActor(caller) {
             throw .wrongIsolation(type, chain: chain(binding?.frame, then: type), names: names)
         }
-        return try ThreadState.withCurrent { (thread) throws(InjectionError) -> Model.BuildResult in
-            try runInFrame(type, binding: binding, thread: thread, recordsEdges: true) { try closure.make(model) }
-        }
+        try checkStack(thread, resolving: type, parent: binding?.frame)
+        let frame = Frame(
+            container: ObjectIdentifier(self), type: type, epoch: epoch, parent: binding?.frame,
+            startsResolution: binding?.startsResolution ?? false, resolution: nil, recordsEdges: true,
+            keepsInstance: false)
+        let made = run(frame, thread: thread, transaction: binding?.transaction) { try closure.make(model) }
+        // A root's resolution ends here: it runs what the build's nested resolves deferred.
+        if frame.isRoot, let failure = frame.resolution.close() { throw failure }
+        noteBuilt(frame, stored: false)
+        return try made.get()
     }
 }
 

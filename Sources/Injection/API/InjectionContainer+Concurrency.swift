@@ -47,16 +47,6 @@ extension InjectionContainer {
             AnyType(exactly: type), lifetime: lifetime ?? defaultLifetime, file: file, asyncFactory: factory))
     }
 
-    /// The former spelling of ``registerAsync(_:lifetime:file:factory:)-(Value.Type,_,_,_)``, chosen by
-    /// whether the closure awaits: one `await` turned a factory into one that `Inject()` cannot build.
-    @available(
-        *, deprecated,
-        message: "Use registerAsync; if it only awaits the main actor, register it with isolation: MainActor.shared")
-    @discardableResult public func register<Value>(
-        _ type: Value.Type, lifetime: InjectionLifetime? = nil, file: StaticString = #fileID,
-        factory: @escaping @Sendable () async throws -> Value
-    ) -> InjectionRegistration<Value> { registerAsync(type, lifetime: lifetime, file: file, factory: factory) }
-
     /// Registers a main-actor factory for the typed key `Key`; see ``register(_:lifetime:isolation:file:factory:postConstruction:)-(Value.Type,_,_,_,_,_)``.
     @discardableResult public func register<Key: InjectionKey>(
         _ key: Key.Type, lifetime: InjectionLifetime? = nil, isolation: MainActor, file: StaticString = #fileID,
@@ -75,15 +65,6 @@ extension InjectionContainer {
         registered(Registration(
             AnyType(key: key), lifetime: lifetime ?? defaultLifetime, file: file, asyncFactory: factory))
     }
-
-    /// The former spelling of ``registerAsync(_:lifetime:file:factory:)-(Key.Type,_,_,_)``.
-    @available(
-        *, deprecated,
-        message: "Use registerAsync; if it only awaits the main actor, register it with isolation: MainActor.shared")
-    @discardableResult public func register<Key: InjectionKey>(
-        _ key: Key.Type, lifetime: InjectionLifetime? = nil, file: StaticString = #fileID,
-        factory: @escaping @Sendable () async throws -> Key.Value
-    ) -> InjectionRegistration<Key.Value> { registerAsync(key, lifetime: lifetime, file: file, factory: factory) }
 
     /// Returns the instance registered for `type`, running async factories and hopping to the main
     /// actor for main-actor ones; throws instead of trapping.

@@ -37,34 +37,41 @@ extension InjectionContainer {
     ///
     /// - Throws: ``InjectionError`` of kind ``InjectionError/Kind/verificationFailed``, whose
     ///   ``InjectionError/problems`` hold one error per problem.
-    public func verify() throws(InjectionError) {
-        // Inside a verification: a copy's factory (which would verify the copy), or any factory on a
-        // verification worker thread. Starting another would build this factory again, which would
-        // verify again, without end.
-        if verification != nil || Verification.isWorkerThread { return }
-        // A verification of this container is under way: this call comes from code it runs, perhaps in a task
-        // a factory started, which no binding links to it.
-        guard Verification.verifying.withLock({ $0.insert(ObjectIdentifier(self)).inserted }) else { return }
-        defer { _ = Verification.verifying.withLock { $0.remove(ObjectIdentifier(self)) } }
+    public func verify() throws(InjectionError) { try verify(registeredLater: []) }
+
+    /// Verifies the graph as ``verify()`` does, where the types in `later` are registered after launch, at login
+    /// for example: a registration missing for one of them is not a problem.
+    ///
+    /// ```swift
+    /// // At launch, in debug builds: UserSession is registered at login.
+    /// try InjectionManager.verify(registeredLater: [UserSession.self])
+    /// ```
+    /// A factory that needs one of them stops there, as it would at launch: what it would resolve after it is
+    /// not checked. Verify again once they are registered (after login) to check those too.
+    public func verify(registeredLater later: [Any.Type]) throws(InjectionError) {
+        // Inside a verification: a factory it runs, or a task or `bound` closure one started (a verification's
+        // copy publishes its factories' binding in the task-local too). Starting another would build this factory
+        // again, which would verify again, without end. Any other caller runs a verification of its own.
+        if verification != nil || Binding.current?.container.verification != nil { return }
         let verification = Verification()
         let copy = InjectionContainer(copying: self, verification: verification)
         // In name order, so the chains reported (and a cycle's starting point) are the same every run.
+        let registrations = copy.state.withLock { $0.registrations }
         let types = copy.state.withLock { state in
-            state.registrations.filter { registration in
+            registrations.filter { registration in
                 // What runs anywhere, synchronously: not a builder, a main-actor or async factory, nor an
                 // `implements` alias of one (which resolves it). An alias whose primary is gone runs, and fails.
                 guard registration.kind == .plain, !registration.type.isBuilder else { return false }
                 return registration.options.primary.flatMap { state[$0] }.map { $0.kind == .plain } ?? true
             }.map(\.type)
         }.map { (String(reflecting: $0.type), $0) }.sorted { $0.0 < $1.0 }.map(\.1)
-        let problems = verification.run(types) { type in
+        let laterNames = Set(later.map(copy.names.name(of:)))
+        let problems = verification.run(types, of: registrations) { type in
             do throws(InjectionError) {
-                _ = try ThreadState.withCurrent { (thread) throws(InjectionError) -> Box in
-                    try copy.resolveSlowly(type, binding: nil, thread: thread, caches: false, isOnMainActor: { false })
-                }
+                _ = try copy.resolve(type, binding: nil, thread: .currentOrNew) { false }
                 return nil
             } catch { return error }
-        }
+        }.filter { $0.kind != .notRegistered || !laterNames.contains($0.typeName) } + copy.captiveDependencies()
         let seen = copy.observations.withLock { $0.edges }
         observations.withLock { $0.edges.merge(seen) { $0.union($1) } }
         if !problems.isEmpty { throw .verificationFailed(problems, registrations: types.count) }
@@ -91,7 +98,33 @@ extension InjectionContainer {
                 return (registration.type, registration.type.isBuilder ? .transient : lifetime)
             }
         }
-        return InjectionGraph(registered: registered, edges: observations.withLock { $0.edges }, names: names)
+        let captive = captiveDependencies().flatMap { zip($0.chain, $0.chain.dropFirst()) }
+            .map(InjectionGraph.Edge.init)
+        return InjectionGraph(
+            registered: registered, edges: observations.withLock { $0.edges }, captive: Set(captive), names: names)
+    }
+
+    /// Every `.singleton` or `.weak` registration whose factory resolved a `.scoped` one, directly or through what
+    /// keeps nothing of its own (a transient, an `implements` alias, a builder's closure), by the edges seen so far:
+    /// one error per pair, with the shortest path.
+    func captiveDependencies() -> [InjectionError] {
+        let lifetimes = state.withLock { state in
+            Dictionary(state.registrations.map { ($0.type, $0.type.isBuilder ? .transient : $0.lifetime) }) { $1 }
+        }
+        let edges = observations.withLock { $0.edges }
+        return lifetimes.filter { $0.value == .singleton || $0.value == .weak }.keys.flatMap { holder in
+            // Breadth first through what keeps nothing, so each scoped type is reached by its shortest path.
+            var paths = [[holder]], seen: Set<AnyType> = [holder], found: [InjectionError] = []
+            while !paths.isEmpty {
+                let path = paths.removeFirst()
+                for next in edges[path[path.count - 1]] ?? [] where seen.insert(next).inserted {
+                    if lifetimes[next] == .transient { paths.append(path + [next]) }
+                    guard lifetimes[next] == .scoped else { continue }
+                    found.append(.captiveDependency(path + [next], lifetime: lifetimes[holder]!, names: names))
+                }
+            }
+            return found
+        }.sorted { ($0.typeName, $0.chain.joined()) < ($1.typeName, $1.chain.joined()) }
     }
 
     /// Where this container reports mistakes that are not errors, one line per finding, starting with
@@ -121,50 +154,56 @@ extension InjectionContainer {
     func reportStaleDependents(of type: AnyType) {
         var keptAlive: [AnyObject] = []  // Live weak instances, released after unlocking.
         defer { _ = keptAlive }
-        let cached = state.withLock { $0.holders(of: type, keepingAliveIn: &keptAlive) }
+        let builtWithIt = observations.withLock { $0.dependencies.filter { $0.value.contains(type) }.map(\.key) }
+        guard !builtWithIt.isEmpty else { return }
+        let (cached, lifetime) = state.withLock { state in
+            (state.holders(among: builtWithIt, keepingAliveIn: &keptAlive).map { ($0, state[$0]?.lifetime) },
+             state[type]?.lifetime)
+        }
         guard !cached.isEmpty, observations.withLock({ $0.reportedStale.insert(type).inserted }) else { return }
         let name = names.name(type)
-        let holders = cached.map(names.name).sorted().joined(separator: ", ")
-        // A builder's registration takes the model: `register(B.self) { builder in ... }`.
+        // What rebuilds each holder: a reset for a scoped one; for a singleton, only registering it again.
+        func holders(_ kept: InjectionLifetime) -> [String] {
+            cached.filter { $0.1 == kept }.map { names.name($0.0) }.sorted()
+        }
+        let (scoped, singletons, weak) = (holders(.scoped), holders(.singleton), holders(.weak))
+        // A builder's registration takes the model: `register(B.self) { builder in ... }`; the line keeps the lifetime.
         let (held, closure) = type.isBuilder
             ? ("what the old one built", "{ builder in ... }") : ("the old one", "{ ... }")
-        report("""
-            Injection: \(name) was registered again while cached instances still hold \(held): \(holders). \
-            They keep it until the next reset. Register it inside a reset, so they are rebuilt too: \
-            resetCurrentContainer { register(\(TypeNames.literal(type.type, named: name)).self) \(closure) }
-            """)
-    }
-
-    /// How many strict test containers are alive, published (under `strictTests`'s lock) for the slow path of
-    /// code bound to no container, which reads it without a lock. (The pointee is only read and written
-    /// atomically, through the C layer.)
-    nonisolated(unsafe) static let strictTestsAlive = UnsafeMutablePointer<UInt64>.atomicWord()
-    /// How many test containers are alive, and how many of them strict.
-    private static let testContainers = LockedState((all: 0, strict: 0))
-
-    /// Counts a test's container made (`change` 1) or gone (-1).
-    static func countTestContainer(_ change: Int, isStrict: Bool) {
-        testContainers.withLock { count in
-            count = (count.all + change, count.strict + (isStrict ? change : 0))
-            _injection_store_u64(strictTestsAlive, UInt64(count.strict))
+        let keeps = lifetime.map { $0 == .scoped || type.isBuilder ? "" : ", lifetime: .\($0)" } ?? ""
+        var advice = scoped.isEmpty ? [] : ["""
+            \(singletons.isEmpty && weak.isEmpty ? "They" : scoped.joined(separator: ", ")) keep it until the next \
+            reset. Register it inside a reset, so they are rebuilt too: resetCurrentContainer { \
+            register(\(TypeNames.literal(type.type, named: name)).self\(keeps)) \(closure) }
+            """]
+        if !singletons.isEmpty {
+            let list = singletons.joined(separator: ", ")
+            let (keeps, them) = singletons.count == 1 ? ("keeps", "it") : ("keep", "them")
+            advice.append("A reset does not rebuild a singleton: \(list) \(keeps) it until registered again. Register "
+                + "\(list) again too, or make \(them) .scoped.")
         }
-        // The process-wide container's instances leave every thread's cache, and stay out while strict tests
-        // run (see `claim`): each resolve of them then takes the slow path, which reports one bound to nothing.
-        // Each strict test clears them before it starts, not only the first: one that starts while the first
-        // has counted itself but not cleared yet must not find them cached.
-        guard isStrict && change > 0 else { return }
-        var released: [AnyObject] = []  // Released after unlocking: a deinit may use the container.
-        let shared = InjectionManager.sharedContainer
-        shared.state.withLock { _ in ThreadCache.forget(ObjectIdentifier(shared), into: &released) }
+        if !weak.isEmpty {
+            advice.append("\(weak.joined(separator: ", ")) (.weak) keep it until nothing holds them; the next "
+                + "resolve then builds them with the new one.")
+        }
+        let all = cached.map { names.name($0.0) }.sorted().joined(separator: ", ")
+        report("Injection: \(name) was registered again while cached instances still hold \(held): \(all). "
+            + advice.joined(separator: " "))
     }
 
-    /// Whether this is the process-wide container while a strict test runs: a resolve from it by code bound to
-    /// no container is reported (``reportEscape(of:)``), and none of its instances enters a thread's cache.
-    var isSharedDuringStrictTests: Bool { _injection_load_u64(Self.strictTestsAlive) != 0 && self === InjectionManager.sharedContainer }
+    /// How many test containers are alive.
+    private static let testContainers = LockedState(0)
+
+    /// Counts a test's container made (`change` 1) or gone (-1); a strict one also in the count every resolve
+    /// bound to no container reads (``isSharedDuringStrictTests``).
+    static func countTestContainer(_ change: Int, isStrict: Bool) {
+        testContainers.withLock { $0 += change }
+        if isStrict { _injection_count_add(Int32(_INJECTION_STRICT_TESTS), change) }
+    }
 
     /// Whether a test's container is alive: code bound to none that finds nothing in the process-wide
     /// container is then probably work a test sent elsewhere.
-    static var testContainersAlive: Bool { testContainers.withLock { $0.all > 0 } }
+    static var testContainersAlive: Bool { testContainers.withLock { $0 > 0 } }
 
     /// The types reported as resolved by code bound to no container while strict tests ran: once each.
     private static let reportedEscapes = LockedState(Set<AnyType>())
@@ -175,7 +214,7 @@ extension InjectionContainer {
         guard Self.reportedEscapes.withLock({ $0.insert(type).inserted }) else { return }
         let name = names.name(type)
         InjectionManager.diagnosticsHandler("""
-            Injection: \(name) was resolved from the process-wide container by code bound to no container while \
+            Injection: \(name) was requested from the process-wide container by code bound to no container while \
             strict tests run: probably work a test sent to a queue or a thread. Carry the test's container along: \
             DispatchQueue.global().async(execute: InjectionManager.bound { ... })
             """)
@@ -208,18 +247,30 @@ extension InjectionContainer {
     /// graph's edges and the types reported stale. Called under the container's lock, which it holds while it
     /// takes the observations lock: no build of a registration made after the removal can record an edge
     /// before this forgets them.
-    func forgetObservations() { observations.withLock { ($0.edges, $0.reportedStale) = ([:], []) } }
+    func forgetObservations() {
+        observations.withLock { ($0.edges, $0.dependencies, $0.reportedStale) = ([:], [:], []) }
+    }
 
     /// Forgets every "`key` needs B" edge of the graph: `key`'s registration was replaced or removed.
     @inline(never) func forgetEdges(from key: AnyType) { observations.withLock { $0.edges[key] = nil } }
 
-    /// Records that the factory running in `frame` resolves `requested`: as an edge of the graph, if the frame
-    /// records edges (the first successful run of each registration does); and, with `collects`, as a
-    /// dependency of the instance being built for the frame's ``Frame/collector`` (see
-    /// ``ContainerState/record(_:for:)``).
-    @inline(never) func record(_ requested: AnyType, by frame: FrameRef, collects: Bool = true) {
-        if frame.recordsEdges { observations.withLock { _ = $0.edges[frame.type, default: []].insert(requested) } }
-        if collects, let collector = frame.collector { state.withLock { $0.record(requested, for: collector) } }
+    /// Records that the factory running in `frame`, of another task's resolution, resolves `requested`, as an
+    /// edge of the graph: the frame's own resolution records in the frame (``Frame/record(_:)``).
+    func record(_ requested: AnyType, by frame: Frame) {
+        guard frame.recordsEdges else { return }
+        observations.withLock { _ = $0.edges[frame.type, default: []].insert(requested) }
+    }
+
+    /// Takes what `frame` recorded while its factory ran: its edges, if it recorded them (also when the factory
+    /// failed: what it needed, missing or not), and, if its instance was `stored`, what its build resolved (for
+    /// the re-registration report). One lock hold per build, none for a build that records neither.
+    func noteBuilt(_ frame: Frame, stored: Bool) {
+        let dependencies = stored && frame.keepsInstance ? frame.collected : nil
+        guard frame.recordsEdges || dependencies != nil else { return }
+        observations.withLock { observations in
+            if frame.recordsEdges { observations.edges[frame.type, default: []].formUnion(frame.resolved) }
+            if let dependencies { observations.dependencies[frame.type] = dependencies }
+        }
     }
 
     /// Remembers evicted instances (weakly) for ``liveInstancesFromPreviousScopes()``, if tracking is on:
@@ -274,14 +325,10 @@ extension [WeakReference] {
 
 /// What the diagnostics ask of a container's state.
 extension ContainerState {
-    /// The keys that hold an instance (cached, or held weakly and still alive) whose build resolved `type`.
-    /// Reading a weak reference takes a strong one, which may turn out to be the last: a live weak instance is
-    /// appended to `keptAlive`, to be released after unlocking, so its `deinit` never runs under the lock.
-    func holders(of type: AnyType?, keepingAliveIn keptAlive: inout [AnyObject]) -> [AnyType] {
-        if let type, !dependedOn.contains(type) { return [] }
-        return slots.entries.filter { key, slot in
-            guard type.map(slot.dependencies.contains) ?? true else { return false }
-            return slot.hasLiveInstance(keepingAliveIn: &keptAlive)
-        }.map(\.key)
+    /// Those of `keys` that hold an instance (cached, or held weakly and still alive). Reading a weak reference
+    /// takes a strong one, which may turn out to be the last: a live weak instance is appended to `keptAlive`,
+    /// to be released after unlocking, so its `deinit` never runs under the lock.
+    func holders(among keys: [AnyType], keepingAliveIn keptAlive: inout [AnyObject]) -> [AnyType] {
+        keys.filter { slots[$0]?.hasLiveInstance(keepingAliveIn: &keptAlive) == true }
     }
 }

@@ -16,26 +16,26 @@
 /// race for it, and `register`, `unregister` and reset never wait for a running factory.
 public final class InjectionContainer: @unchecked Sendable {
     /// The registrations, instances and builds, reachable only under the container's lock.
-    let state = LockedState(ContainerState())
-    /// The epoch of ``state``, published for lock-free readers (a transient's frame on the fast path).
-    /// Written under the lock; a stale value is harmless (a build is checked against the real one).
-    let epochWord = UnsafeMutablePointer<UInt64>.atomicWord()
+    package let state = LockedState(ContainerState())
     /// The readable names of the types registered here, for messages and the graph.
-    let names: TypeNames
-    /// What was observed for diagnostics: "A needs B", recorded whenever a factory that records edges
-    /// resolves something; weak references to evicted instances, for `liveInstancesFromPreviousScopes()`;
-    /// whether to keep those; the types whose stale dependents were reported (each is reported once); the
-    /// container's own `diagnosticsHandler`, in an `Unchecked`: a closure kept as a tuple element would be
-    /// re-wrapped in a reabstraction thunk each way on every `withLock` (the tuple is generic storage there),
-    /// nesting deeper with every use until a call overflows the stack.
+    package let names: TypeNames
+    /// What was observed for diagnostics, handed over by each build when it completes (never by a cached
+    /// resolve): "A needs B", from the first run of each registration's factory; what the build of each kept
+    /// instance resolved, directly or through transients, for the re-registration report; weak references to
+    /// evicted instances, for `liveInstancesFromPreviousScopes()`, and whether to keep those; the types whose
+    /// stale dependents were reported (each is reported once); the container's own `diagnosticsHandler`, in an
+    /// `Unchecked`: a closure kept as a tuple element would be re-wrapped in a reabstraction thunk each way on
+    /// every `withLock` (the tuple is generic storage there), nesting deeper with every use until a call
+    /// overflows the stack.
     let observations = LockedState((
-        edges: [AnyType: Set<AnyType>](), retired: [WeakReference](), tracksEvictions: _isDebugAssertConfiguration(),
-        reportedStale: Set<AnyType>(), handler: Unchecked<(@Sendable (String) -> Void)?>(nil), reportedLaunch: Set<AnyType>()))
+        edges: [AnyType: Set<AnyType>](), dependencies: [AnyType: [AnyType]](), retired: [WeakReference](),
+        tracksEvictions: _isDebugAssertConfiguration(), reportedStale: Set<AnyType>(),
+        handler: Unchecked<(@Sendable (String) -> Void)?>(nil), reportedLaunch: Set<AnyType>()))
     /// Set on the throwaway copy that `verify()` resolves in.
     let verification: Verification?
     /// Points where a test acts while a synchronous resolve starts waiting for another's build: before it
     /// joins the wait-for graph and after (`InjectionProbe.onWait`). Set before the container is shared.
-    var waitHooks: (beforeJoining: (@Sendable (Any.Type) -> Void)?, afterJoining: (@Sendable (Any.Type) -> Void)?) = (nil, nil)
+    package var waitHooks: (beforeJoining: (@Sendable (Any.Type) -> Void)?, afterJoining: (@Sendable (Any.Type) -> Void)?) = (nil, nil)
 
     /// The lifetime of registrations that name none: ``InjectionLifetime/scoped`` unless set.
     public let defaultLifetime: InjectionLifetime
@@ -61,10 +61,6 @@ public final class InjectionContainer: @unchecked Sendable {
     }
 
     deinit {
-        // Thread caches key entries by this container's address, which a new container may reuse.
-        var released: [AnyObject] = []
-        ThreadCache.forget(ObjectIdentifier(self), into: &released)
-        epochWord.deallocate()
         if let strict { Self.countTestContainer(-1, isStrict: strict.report != nil) }
     }
 
@@ -91,9 +87,11 @@ public final class InjectionContainer: @unchecked Sendable {
     ) {
         self.verification = verification
         self.testName = testName ?? other.testName
+        // One read of `other`: the launch registrations are the ones copied.
+        let copied = other.state.withLock { ContainerState(registrationsOf: $0) }
         if testName != nil {  // A test's copy.
             let launch = other.strict?.launch ?? Dictionary(
-                other.state.withLock { $0.registrations }.map { (ObjectIdentifier($0), $0) }) { first, _ in first }
+                copied.registrations.map { (ObjectIdentifier($0), $0) }) { first, _ in first }
             strict = (launch, report ?? other.strict?.report)
         } else {
             strict = verification != nil ? nil : other.strict  // A verification builds everything on purpose.
@@ -101,7 +99,6 @@ public final class InjectionContainer: @unchecked Sendable {
         if let strict { Self.countTestContainer(1, isStrict: strict.report != nil) }
         defaultLifetime = other.defaultLifetime
         names = TypeNames(state)
-        let copied = other.state.withLock { ContainerState(registrationsOf: $0) }
         state.withLock { $0 = copied }
     }
 
@@ -275,16 +272,6 @@ public final class InjectionContainer: @unchecked Sendable {
     /// > Warning: Resolving from this container inside `body` fails with
     /// > ``InjectionError/Kind/resolvedDuringReset``: the new scope does not exist until `body` returns.
     public func reset<Failure: Error>(_ body: () throws(Failure) -> Void) throws(Failure) { try reset(applying: body) }
-
-    /// The former name of ``reset()``: on a container, "current" says nothing.
-    @available(*, deprecated, renamed: "reset()")
-    public func resetCurrentContainer() { reset() }
-
-    /// The former name of ``reset(_:)``.
-    @available(*, deprecated, renamed: "reset(_:)")
-    public func resetCurrentContainer<Failure: Error>(_ body: () throws(Failure) -> Void) throws(Failure) {
-        try reset(body)
-    }
 
     /// Removes every registration and cached instance, singletons included.
     ///

@@ -36,6 +36,10 @@ public struct InjectionError: Error, CustomStringConvertible, Sendable {
         public static let containerReleased = Kind(description: "containerReleased")
         /// The graph nests deeper than the thread's remaining stack allows; ``InjectionError/chain`` is the chain.
         public static let tooDeep = Kind(description: "tooDeep")
+        /// A `.singleton` or `.weak` registration's factory resolves a `.scoped` one, directly or through
+        /// transients, so it keeps the instance of the scope that built it after a reset (found by
+        /// ``InjectionContainer/verify()``); ``InjectionError/chain`` runs from the holder to the scoped type.
+        public static let captiveDependency = Kind(description: "captiveDependency")
     }
 
     /// The category of the failure.
@@ -132,7 +136,7 @@ extension InjectionError {
                     "Inject() into an optional asks for \(name) itself."
             }
             if escaped {
-                hint += " It was resolved from the process-wide container by code bound to no container while a test " +
+                hint += " It was requested from the process-wide container by code bound to no container while a test " +
                     "runs: if a test sent this work to a queue or a thread, wrap it in InjectionManager.bound { ... }."
             }
             return """
@@ -252,6 +256,20 @@ extension InjectionError {
             in \(registrations) registration\(registrations == 1 ? "" : "s"):
             \(list.joined(separator: "\n"))
             """)
+    }
+
+    /// `path` runs from a `.singleton` or `.weak` holder (`lifetime`) through transients to a `.scoped` type.
+    static func captiveDependency(_ path: [AnyType], lifetime: InjectionLifetime, names: TypeNames) -> InjectionError {
+        InjectionError(.captiveDependency, path[0], chain: path, names: names) { name, _ in
+            let scoped = path[path.count - 1], held = names.name(path[path.count - 1])
+            let through = path.count > 2 ? " through \(path.map(names.name).joined(separator: " → "))" : ""
+            return """
+                Injection: \(name) is .\(lifetime) but its factory resolves \(held), which is .scoped\(through): \
+                after a reset, \(name) still holds the \(held) of the scope that built it (after logout, the old user's). Make \
+                \(name) .scoped, or hold an InjectProvider<\(TypeNames.literal(scoped.type, named: held))> and resolve \
+                through it when it is needed.
+                """
+        }
     }
 
     static func tooDeep(_ type: AnyType, chain: [AnyType], stackSize: UInt, names: TypeNames) -> InjectionError {

@@ -1,8 +1,10 @@
 /// The dependency graph of a container: registered types and the "A needs B" edges seen so far.
 ///
-/// Edges are recorded whenever a factory resolves something, in real use and in
-/// ``InjectionContainer/verify()``; verify first to see the whole graph. A type registered again loses
-/// the edges its old factory recorded, until its new factory runs.
+/// Edges are recorded by the first run of each registration's factory (and by
+/// ``InjectionContainer/verify()``, which runs them all), synchronous and async builds alike; verify first to see
+/// the whole graph. A type registered again loses the edges its old factory recorded, until its new factory runs.
+/// The edges of a captive dependency (a `.singleton` or `.weak` type that holds a `.scoped` one) are drawn red,
+/// labelled `captive`.
 ///
 /// ```swift
 /// try InjectionManager.verify()
@@ -37,8 +39,14 @@ public struct InjectionGraph: Sendable, CustomStringConvertible {
     public let nodes: [Node]
     /// Every edge seen, sorted.
     public let edges: [Edge]
+    /// The edges on the path of a captive dependency (see ``InjectionError/Kind/captiveDependency``), sorted.
+    public let captiveEdges: [Edge]
 
-    init(registered: [(AnyType, InjectionLifetime)], edges seen: [AnyType: Set<AnyType>], names: TypeNames) {
+    init(
+        registered: [(AnyType, InjectionLifetime)], edges seen: [AnyType: Set<AnyType>], captive: Set<Edge>,
+        names: TypeNames
+    ) {
+        captiveEdges = captive.sorted { ($0.from, $0.to) < ($1.from, $1.to) }
         var lifetimes: [String: InjectionLifetime?] = [:]
         for (type, lifetime) in registered { lifetimes[names.nodeName(type)] = lifetime }
         let pairs = seen.flatMap { from, to in to.map { (from, $0) } }
@@ -56,7 +64,10 @@ public struct InjectionGraph: Sendable, CustomStringConvertible {
             let style = node.lifetime == nil ? ", color=red, fontcolor=red, style=\"rounded,dashed\"" : ""
             lines.append("    \(Self.dotQuoted(node.name)) [label=\(Self.dotQuoted(label))\(style)];")
         }
-        for edge in edges { lines.append("    \(Self.dotQuoted(edge.from)) -> \(Self.dotQuoted(edge.to));") }
+        for edge in edges {
+            let style = captiveEdges.contains(edge) ? " [color=red, fontcolor=red, label=\"captive\"]" : ""
+            lines.append("    \(Self.dotQuoted(edge.from)) -> \(Self.dotQuoted(edge.to))\(style);")
+        }
         lines.append("}")
         return lines.joined(separator: "\n") + "\n"
     }
@@ -69,7 +80,11 @@ public struct InjectionGraph: Sendable, CustomStringConvertible {
             let label = "\(Self.mermaidEscaped(node.name))<br/>\(node.lifetime?.description ?? "not registered")"
             lines.append("    \(ids[node.name]!)[\"\(label)\"]")
         }
-        for edge in edges { lines.append("    \(ids[edge.from]!) --> \(ids[edge.to]!)") }
+        for edge in edges {
+            lines.append("    \(ids[edge.from]!) -->\(captiveEdges.contains(edge) ? "|captive|" : "") \(ids[edge.to]!)")
+        }
+        let captive = edges.indices.filter { captiveEdges.contains(edges[$0]) }.map(String.init)
+        if !captive.isEmpty { lines.append("    linkStyle \(captive.joined(separator: ",")) stroke:#d00,color:#d00") }
         let missing = nodes.filter { $0.lifetime == nil }.map { ids[$0.name]! }
         if !missing.isEmpty {
             lines.append("    classDef missing stroke:#d00,stroke-dasharray:4,color:#d00")

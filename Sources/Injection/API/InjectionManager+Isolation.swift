@@ -53,7 +53,7 @@ extension InjectionManager {
         _ container: InjectionContainer, isolation: isolated (any Actor)? = #isolation,
         operation: () async throws -> Result
     ) async rethrows -> Result {
-        let binding = TaskBinding(container, inside: Binding.current)
+        let binding = TaskBinding(Binding.binding(container))
         return try await TaskBinding.$current.withValue(binding, operation: operation, isolation: isolation)
     }
 }

@@ -15,16 +15,12 @@ import _InjectionPlatform
 /// ```
 public enum InjectionManager {
     /// The process-wide container, used wherever no other container is bound.
-    public static var sharedContainer: InjectionContainer { shared.takeUnretainedValue() }
-
-    /// The process-wide container, never released, so the hot path can borrow it without reference
-    /// counting (a retain of one shared object from every thread would make threads contend).
-    static let shared = Unmanaged.passRetained(InjectionContainer())
+    public static var sharedContainer: InjectionContainer { Binding.processWide }
 
     /// Ends the process with `error`'s message, or, inside `verify()`, reports it and parks the thread.
     static func fail(_ error: InjectionError, file: StaticString, line: UInt) -> Never {
         let binding = Binding.current
-        let container = binding?.container.takeUnretainedValue()
+        let container = binding?.container
         if let container, let verification = container.verification {
             verification.park(error, container: container, frame: binding?.frame)
         }
@@ -76,7 +72,7 @@ public enum InjectionManager {
     /// ``withContainer(_:operation:)``, by a container's `resetCurrentContainer { }` block, or by the
     /// factory running (its container), else ``sharedContainer``.
     public static var currentContainer: InjectionContainer {
-        Binding.current?.container.takeUnretainedValue() ?? sharedContainer
+        Binding.current?.container ?? sharedContainer
     }
 
     // MARK: - Registration
@@ -204,6 +200,16 @@ public enum InjectionManager {
     /// See ``InjectionContainer/verify()``.
     public static func verify() throws(InjectionError) { try currentContainer.verify() }
 
+    /// Verifies the current container's graph, where the types in `later` are registered after launch (at
+    /// login, for example); see ``InjectionContainer/verify(registeredLater:)``.
+    ///
+    /// ```swift
+    /// try InjectionManager.verify(registeredLater: [UserSession.self])
+    /// ```
+    public static func verify(registeredLater later: [Any.Type]) throws(InjectionError) {
+        try currentContainer.verify(registeredLater: later)
+    }
+
     /// The current container's registered types and the "A needs B" edges seen so far.
     ///
     /// See ``InjectionContainer/dependencyGraph()``.
@@ -249,18 +255,6 @@ public enum InjectionManager {
         currentContainer.registerAsync(type, lifetime: lifetime, file: file, factory: factory)
     }
 
-    /// The former spelling of ``registerAsync(_:lifetime:file:factory:)-(Value.Type,_,_,_)``, chosen by whether the
-    /// closure awaits.
-    @available(
-        *, deprecated,
-        message: "Use registerAsync; if it only awaits the main actor, register it with isolation: MainActor.shared")
-    @discardableResult public static func register<Value>(
-        _ type: Value.Type, lifetime: InjectionLifetime? = nil, file: StaticString = #fileID,
-        factory: @escaping @Sendable () async throws -> Value
-    ) -> InjectionRegistration<Value> {
-        currentContainer.registerAsync(type, lifetime: lifetime, file: file, factory: factory)
-    }
-
     /// Registers a main-actor factory for the typed key `Key` in the current container.
     @discardableResult public static func register<Key: InjectionKey>(
         _ key: Key.Type, lifetime: InjectionLifetime? = nil, isolation: MainActor, file: StaticString = #fileID,
@@ -272,17 +266,6 @@ public enum InjectionManager {
 
     /// Registers an `async` factory for the typed key `Key` in the current container.
     @discardableResult public static func registerAsync<Key: InjectionKey>(
-        _ key: Key.Type, lifetime: InjectionLifetime? = nil, file: StaticString = #fileID,
-        factory: @escaping @Sendable () async throws -> Key.Value
-    ) -> InjectionRegistration<Key.Value> {
-        currentContainer.registerAsync(key, lifetime: lifetime, file: file, factory: factory)
-    }
-
-    /// The former spelling of ``registerAsync(_:lifetime:file:factory:)-(Key.Type,_,_,_)``.
-    @available(
-        *, deprecated,
-        message: "Use registerAsync; if it only awaits the main actor, register it with isolation: MainActor.shared")
-    @discardableResult public static func register<Key: InjectionKey>(
         _ key: Key.Type, lifetime: InjectionLifetime? = nil, file: StaticString = #fileID,
         factory: @escaping @Sendable () async throws -> Key.Value
     ) -> InjectionRegistration<Key.Value> {

@@ -3,11 +3,11 @@
 /// type's metadata address, with bit 0 (always clear in an address) set for a key and bit 1 for a builder,
 /// so a class that is also an `InjectionKey` or a `Builder` has one identity per role. Stored in
 /// `Sendable` types; never used to build values.
-struct AnyType: Hashable, Sendable {
-    let bits: UInt
+package struct AnyType: Hashable, Sendable {
+    package let bits: UInt
 
     /// The type itself (`isKey`: a typed key; `isBuilder`: a builder model type).
-    @inline(__always) init(_ type: Any.Type, isKey: Bool = false, isBuilder: Bool = false) {
+    @inline(__always) package init(_ type: Any.Type, isKey: Bool = false, isBuilder: Bool = false) {
         bits = UInt(bitPattern: ObjectIdentifier(type)) | (isKey ? 1 : 0) | (isBuilder ? 2 : 0)
     }
 

@@ -1,19 +1,17 @@
-/// A built value, in one allocation laid out for its type: the container caches it, a thread's cache
-/// points at it, and `resolve` copies the value out typed.
+/// A built value, in one allocation laid out for its type: the container caches it, and `resolve` copies
+/// the value out typed.
 ///
 /// Not generic on purpose: reading a generic class's field from unspecialized code (every resolve is)
 /// needs that class's metadata, a run-time lookup per read. The header is the value's static type; the
 /// value lives in the tail (a `ManagedBuffer`), aligned for its type. Immutable once made.
-final class Box: ManagedBuffer<Any.Type, UInt> {
+package final class Box: ManagedBuffer<Any.Type, UInt> {
     // Immutable once made; not `Sendable` (its superclass is not): `Unchecked` carries it across tasks.
     /// Boxes `value`.
-    static func make<Value>(_ value: consuming Value) -> Box {
+    package static func make<Value>(_ value: consuming Value) -> Box {
         // The tail is word-aligned: a value aligned more strictly gets room to align it.
         let slack = max(MemoryLayout<Value>.alignment - MemoryLayout<UInt>.alignment, 0)
         let words = (MemoryLayout<Value>.size + slack + MemoryLayout<UInt>.stride - 1) / MemoryLayout<UInt>.stride
-        // `create` is the superclass's, typed as it: a `Box` by construction (an `as!` costs a class-hierarchy
-        // walk on every first resolve: the launch first-resolve target, ≤ 1.0x of the seed design).
-        let box = unsafeDowncast(Box.create(minimumCapacity: max(words, 1)) { _ in Value.self }, to: Box.self)
+        let box = Box.create(minimumCapacity: max(words, 1)) { _ in Value.self } as! Box
         box.storage(of: Value.self).initialize(to: value)
         return box
     }
@@ -44,29 +42,10 @@ final class Box: ManagedBuffer<Any.Type, UInt> {
     /// wrapped one (the cast unwraps it).
     func dispose() {
         func dispose<Value>(_: Value.Type) {
-            let value = storage(of: Value.self).pointee
-            // Asked of the value's dynamic type first; an optional's, or an error box's, is not its wrapped one's.
-            let isWrapped = _isOptional(Value.self) || Value.self == (any Error).self
-            guard isWrapped || Self.isDisposable(Swift.type(of: value as Any)) else { return }
-            (value as? any InjectionDisposable)?.dispose()
+            (storage(of: Value.self).pointee as? any InjectionDisposable)?.dispose()
         }
         _openExistential(type, do: dispose)
     }
-
-    /// Whether values of `type` are ``InjectionDisposable``: asked once per type and remembered for the
-    /// process. For a type that is not, the cast searches the conformances anew on every eviction, and
-    /// that search cost more than the rest of a reset (the reset + first resolves target, ≤ 1.5x of the seed
-    /// design, fails without this).
-    private static func isDisposable(_ type: Any.Type) -> Bool {
-        let key = AnyType(bits: UInt(bitPattern: ObjectIdentifier(type)))
-        if let known = disposableTypes.withLock({ $0[key] }) { return known }
-        let isDisposable = type is any InjectionDisposable.Type
-        disposableTypes.withLock { _ = $0.insert(isDisposable, for: key) }
-        return isDisposable
-    }
-
-    /// The answers, by type (its metadata's address as the key).
-    private static let disposableTypes = LockedState(HashTable<Bool>())
 
     /// Whether the instance is an `Optional` holding `nil`, which is never cached.
     var isNilOptional: Bool {
@@ -93,7 +72,7 @@ final class Box: ManagedBuffer<Any.Type, UInt> {
 
 /// A weak reference to an instance: a `.weak` registration's, and an evicted one that
 /// `liveInstancesFromPreviousScopes()` watches.
-final class WeakReference: @unchecked Sendable {  // `object` is a weak reference: the runtime synchronises it.
+package final class WeakReference: @unchecked Sendable {  // `object` is a weak reference: the runtime synchronises it.
     weak var object: AnyObject?
     let type: AnyType
     /// The registered value type, to box the object again (``box``).

@@ -1,21 +1,32 @@
+import Dispatch
+
 /// A `.scoped` or `.singleton` instance being built by one resolution, as the others that wait for it
 /// see it. Made by the first claim told to wait (an uncontended build needs none); the build is in
-/// progress while its key's slot holds it. Threads wait on the container's condition, tasks suspend in
+/// progress while its key's slot holds it. Threads block on the build itself (``wait()``), tasks suspend in
 /// ``asyncWaiters``; waiters that find it gone claim again.
-final class Build: @unchecked Sendable {
+package final class Build: @unchecked Sendable {
     // `asyncWaiters` changes under the container's lock, `isFinished` under the wait-for graph's.
     /// The resolution building it.
-    let owner: Resolution
+    package let owner: Resolution
     let container: ObjectIdentifier
-    let type: AnyType
+    package let type: AnyType
     /// Tasks waiting for it.
-    var asyncWaiters: [CheckedContinuation<Void, Never>] = []
+    package var asyncWaiters: [CheckedContinuation<Void, Never>] = []
     /// Whether it finished or was abandoned, for the wait-for graph: a waiter's edge to it is stale.
     fileprivate var isFinished = false
+    /// Entered while the build runs, left when it finishes or is abandoned: what blocked threads wait on.
+    private let done = DispatchGroup()
 
     init(owner: Resolution, container: ObjectIdentifier, type: AnyType) {
         (self.owner, self.container, self.type) = (owner, container, type)
+        done.enter()
     }
+
+    /// A build dropped unfinished (by a state driven event by event, in a test) leaves its group balanced.
+    deinit { if !isFinished { done.leave() } }
+
+    /// Blocks the calling thread until the build finishes or is abandoned.
+    func wait() { done.wait() }
 }
 
 /// The wait-for graph: who waits for whose build, process-wide, so a wait that would close a loop is
@@ -54,8 +65,15 @@ extension Build {
         }
     }
 
-    /// Marks `build` finished or abandoned; call under its container's lock, before waking its waiters.
-    static func finished(_ build: Build) { graphLock.withLock { _ in build.isFinished = true } }
+    /// Marks `build` finished or abandoned, and wakes the threads blocked on it; call under its container's
+    /// lock, before waking its tasks.
+    static func finished(_ build: Build) {
+        let isFirst = graphLock.withLock { _ in
+            defer { build.isFinished = true }
+            return !build.isFinished
+        }
+        if isFirst { build.done.leave() }
+    }
 
     /// Clears the wait recorded by ``beginWaiting(_:chain:for:)``.
     static func endWaiting(_ resolution: Resolution) { graphLock.withLock { _ in resolution.waiting = nil } }

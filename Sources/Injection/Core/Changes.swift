@@ -1,5 +1,3 @@
-import _InjectionPlatform
-
 // How a container changes: `register`, `unregister`, `removeAll` and resets, whether applied at once or
 // collected by an open `resetCurrentContainer { }` block (a ``Transaction``) and applied with it.
 
@@ -43,19 +41,14 @@ extension InjectionContainer {
 
     /// Resets the scope and applies what `body` registers, as one atomic step (see the public method).
     func reset<Failure: Error>(applying body: () throws(Failure) -> Void) throws(Failure) {
-        if let transaction = openTransaction(), transaction.isRunningHere, let mark = transaction.mark(), transaction.record(.reset) {
-            // Nested: the outer block commits everything, or, if this one throws, nothing of this one.
-            do { try body() } catch {
-                transaction.discard(since: mark)
-                throw error
-            }
-            return
-        }
-        let transaction = Transaction(container: self, outer: Binding.current?.transaction)
+        // A block nested in an open block of this container, synchronously: it joins that block when it returns.
+        let parent = openTransaction().flatMap { $0.isRunningHere ? $0 : nil }
+        let transaction = Transaction(container: self, outer: Binding.current?.transaction, parent: parent)
         do { try Binding.withContainer(self, transaction: transaction, body) } catch {
-            _ = transaction.commit()
+            _ = transaction.commit()  // Dropped: the registrations go after unlocking.
             throw error
         }
+        if let parent, parent.record(contentsOf: transaction.commit()) { return }
         apply { state in
             // Committed under the container's lock: a task that outlived the block and registers now
             // waits for the lock and lands after the block's operations, not between them.
@@ -99,23 +92,18 @@ extension InjectionContainer {
     /// in this task, or in the block of another container's that factories in between run in.
     func openTransaction() -> Transaction? { Binding.current?.transaction?.open(for: self) }
 
-    /// The epoch of the current scope, read without the lock (see `epochWord`).
-    var epoch: UInt64 { _injection_load_u64(epochWord) }
+    /// The epoch of the current scope.
+    var epoch: UInt64 { state.withLock { $0.epoch } }
 
-    /// Applies a change to the state and carries out what it returns: under the lock, evicts the
-    /// changed keys from every thread's cache and finishes abandoned builds in the wait-for graph, so
-    /// no thread sees the change half-done; after unlocking, tells evicted ``InjectionDisposable``
-    /// instances, remembers them for `liveInstancesFromPreviousScopes()`, and releases them. A change
-    /// that returns `nil` took nothing out (and left the epoch alone).
+    /// Applies a change to the state and carries out what it returns: under the lock, finishes abandoned
+    /// builds in the wait-for graph (which wakes the threads blocked on them), so no thread sees the change
+    /// half-done; after unlocking, wakes the tasks that waited for them, tells evicted
+    /// ``InjectionDisposable`` instances, remembers them for `liveInstancesFromPreviousScopes()`, and releases
+    /// them. A change that returns `nil` took nothing out (and left the epoch alone).
     func apply(_ change: (inout ContainerState) -> ContainerState.Evictions?) {
         let taken = state.withLock { state -> ContainerState.Evictions? in
-            guard var evictions = change(&state) else { return nil }
-            _injection_store_u64(epochWord, state.epoch)
-            if !evictions.abandoned.isEmpty {
-                for build in evictions.abandoned { Build.finished(build) }  // No wait may go through them.
-                self.state.broadcast()  // Their waiters claim again.
-            }
-            ThreadCache.evict(evictions.threadCacheKeys, of: ObjectIdentifier(self), into: &evictions.released)
+            guard let evictions = change(&state) else { return nil }
+            for build in evictions.abandoned { Build.finished(build) }  // No wait may go through them.
             return evictions
         }
         guard let taken else { return }

@@ -3,20 +3,15 @@
 /// A pure state machine, in the shape of swift-async-algorithms' `…StateMachine` types: it runs no
 /// user code, takes no lock and touches no thread. `InjectionContainer` keeps it in a
 /// ``LockedState``, calls one event per lock acquisition, and carries out the returned actions:
-/// under the lock, the ones that must not be seen half-done (evicting thread caches, finishing builds in
-/// the wait-for graph); after unlocking, the rest (waking tasks, `dispose()`, releasing instances).
-struct ContainerState {
+/// under the lock, the ones that must not be seen half-done (finishing builds in the wait-for graph);
+/// after unlocking, the rest (waking tasks, `dispose()`, releasing instances).
+package struct ContainerState {
     /// What the container holds for one key: its registration, and what it built with it.
-    struct Slot {
+    package struct Slot {
         let registration: Registration
         /// Whether the next run of the factory records what it resolves, for the graph: once per
         /// registration (and by `verify()`), so a factory that runs again costs nothing extra.
         var recordsEdges = true
-        /// Whether some thread's cache may hold an entry for this key, which a change must evict.
-        var isInThreadCaches = false
-        /// What the build of the instance resolved, for the re-registration report (see
-        /// ``ContainerState/record(_:for:)``); meaningful while the slot holds an instance.
-        var dependencies: [AnyType] = []
         // What ``held`` says, one field per case, at most one set: an enum of class references would keep
         // its case in the references' spare bits, where a leak checker no longer sees them as references
         // (LeakSanitizer reported the instances a container kept alive as leaks).
@@ -39,7 +34,7 @@ struct ContainerState {
         }
 
         /// Whether the resolution `owner` is building the key's instance.
-        func isBuilt(by owner: Resolution) -> Bool {
+        package func isBuilt(by owner: Resolution) -> Bool {
             switch held {
             case .building(let current): current === owner
             case .waited(let build): build.owner === owner
@@ -48,7 +43,7 @@ struct ContainerState {
         }
 
         /// The key's instance, or its build in progress.
-        var held: Held {
+        package var held: Held {
             get {
                 if let instance { return .instance(instance) }
                 if let waited { return .waited(waited) }
@@ -70,7 +65,7 @@ struct ContainerState {
     }
 
     /// A key's instance, or its build in progress.
-    enum Held {
+    package enum Held {
         case nothing
         /// A `.scoped` or `.singleton` instance being built by this resolution, which nobody waits for.
         case building(Resolution)
@@ -83,48 +78,48 @@ struct ContainerState {
         var isNothing: Bool { if case .nothing = self { true } else { false } }
     }
 
-    /// Every key's slot. (Settable for the state-machine test probe, which marks a key as in a thread's cache.)
-    var slots = HashTable<Slot>()
+    /// Every key's slot.
+    package private(set) var slots: [AnyType: Slot] = [:]
+    /// The keys whose slot held a build or an instance of a lifetime a reset ends since the last reset: what
+    /// the next reset visits, so that it costs what the scope holds, not what the container ever held (the
+    /// reset floor: reset + resolve beside 65,536 cached singletons within 2x of beside none).
+    package private(set) var resettable: Set<AnyType> = []
     /// Bumped by every reset and by ``removeAll()``. A build whose resolution started in an older epoch is
     /// never cached (but for a singleton's).
-    private(set) var epoch: UInt64 = 0
+    package private(set) var epoch: UInt64 = 0
     /// Bumped by every change of a registration: what the type names are worked out from.
     private(set) var generation: UInt64 = 0
-    /// Every key some build recorded as a dependency (``record(_:for:)``): the re-registration report looks
-    /// at the slots only for these, so registering again costs no pass over all of them.
-    private(set) var dependedOn: Set<AnyType> = []
     /// Each key that `unregister` (or ``removeAll()``, `byRemoveAll`) removed, until it is registered again: the
     /// file that registered it, which its `notRegistered` message names. Written by those changes only, and
     /// touched by a register only while not empty: nothing is added to a registration or a resolve.
     private(set) var removed: [AnyType: (file: StaticString, byRemoveAll: Bool)] = [:]
 
-    init() {}
+    package init() {}
 
     /// A state with the registrations of `other` and nothing built, and what `other` remembers was removed.
     init(registrationsOf other: ContainerState) {
-        for (key, slot) in other.slots.entries { slots.insert(Slot(registration: slot.registration), for: key) }
+        slots = other.slots.mapValues { Slot(registration: $0.registration) }
         removed = other.removed
     }
 
     /// The registration for `key`, if any.
-    subscript(key: AnyType) -> Registration? { slots[key]?.registration }
+    package subscript(key: AnyType) -> Registration? { slots[key]?.registration }
 
     /// Every registration, in no particular order.
-    var registrations: [Registration] { slots.entries.map(\.element.registration) }
+    var registrations: [Registration] { slots.values.map(\.registration) }
 
     // MARK: - Resolving
 
-    enum Claim {
-        /// The instance is there; `cacheable`: the claiming thread's cache may keep it (then noting so
-        /// with ``noteInThreadCaches(_:)``).
-        case cached(Box, cacheable: Bool)
+    package enum Claim {
+        /// The instance is there.
+        case cached(Box)
         /// Another resolution is building it: wait, then claim again.
         case wait(Build)
         /// Run the factory. A cached lifetime comes with the resolution that now owns its build (others
-        /// wait for it; the completion names it); a transient with none, and `cacheable` says whether its registration may go into the thread's cache. The new
-        /// frame records edges if `recordsEdges`. `epoch` is the container's now: the new frame's, unless it
-        /// continues a resolution of this container, whose epoch it keeps (see ``Frame``'s initializer).
-        case build(Registration, owner: Resolution?, recordsEdges: Bool, epoch: UInt64, cacheable: Bool)
+        /// wait for it; the completion names it); a transient with none. The new frame records edges if
+        /// `recordsEdges`. `epoch` is the container's now: the new frame's, unless it continues a resolution
+        /// of this container, whose epoch it keeps (see ``Frame``'s initializer).
+        case build(Registration, owner: Resolution?, recordsEdges: Bool, epoch: UInt64)
         /// An async resolve must build a main-actor type: it hops to the main actor and claims there.
         case hop
         // Failures:
@@ -138,26 +133,22 @@ struct ContainerState {
     /// - Parameters:
     ///   - isAsync: Whether the resolve runs in `resolveAsync`, which can run async factories and hop.
     ///   - isInChain: Whether the chain being resolved already resolves `key`: building it would be a cycle.
-    ///   - caches: Whether the claiming thread's cache takes what may enter it (see ``Claim``).
     ///   - isOnMainActor: Whether the resolve is isolated to the main actor; asked only for a
     ///     main-actor registration (the check may cost a system call).
     ///   - owner: The resolution that will own a build; `nil`: a new one (the root of its own).
-    mutating func claim(
-        _ key: AnyType, in container: ObjectIdentifier, isAsync: Bool, isInChain: Bool, caches: Bool,
+    package mutating func claim(
+        _ key: AnyType, in container: ObjectIdentifier, isAsync: Bool, isInChain: @autoclosure () -> Bool,
         isOnMainActor: () -> Bool, owner: Resolution?
     ) -> Claim {
-        guard let index = slots.index(of: key) else { return .notRegistered }
-        // In place: the slot read as a value would be copied, with a reference count per field.
-        return slots.withElement(at: index) { [epoch] slot in
+        guard slots[key] != nil else { return .notRegistered }
+        let claim = modify(&slots[key]!) { [epoch] slot -> Claim in
             let registration = slot.registration
             switch slot.held {
-            case .instance(let box):
-                if caches { slot.isInThreadCaches = true }
-                return .cached(box, cacheable: true)
-            case .weak(let reference): if let box = reference.box { return .cached(box, cacheable: false) }
+            case .instance(let box): return .cached(box)
+            case .weak(let reference): if let box = reference.box { return .cached(box) }
             case .building, .waited, .nothing: break
             }
-            if isInChain { return .cycle }
+            if isInChain() { return .cycle }
             if registration.kind == .mainActor && !isOnMainActor() { return isAsync ? .hop : .wrongIsolation }
             // Never block a thread on async work: a synchronous resolve cannot build or wait for it.
             if registration.kind == .async && !isAsync { return .asyncFactory(registration.lifetime) }
@@ -169,40 +160,33 @@ struct ContainerState {
             case .waited(let build): return .wait(build)
             default: break
             }
-            let recordsEdges = slot.recordsEdges && !isAsync
             guard registration.lifetime != .transient else {
-                // A factory whose edges are known, and which has nothing to run after it, may run from the
-                // thread's cache without this lock.
-                let cacheable = !recordsEdges && registration.options.postConstruct.isEmpty
-                    && registration.kind == .plain
-                if cacheable && caches { slot.isInThreadCaches = true }
-                return .build(registration, owner: nil, recordsEdges: recordsEdges, epoch: epoch, cacheable: cacheable)
+                return .build(registration, owner: nil, recordsEdges: slot.recordsEdges, epoch: epoch)
             }
-            let owner = owner ?? Resolution.make()
+            let owner = owner ?? Resolution()
             slot.held = .building(owner)
-            slot.dependencies = []
-            return .build(registration, owner: owner, recordsEdges: recordsEdges, epoch: epoch, cacheable: false)
+            return .build(registration, owner: owner, recordsEdges: slot.recordsEdges, epoch: epoch)
         }
+        if case .build(let made, _?, _, _) = claim, made.lifetime != .singleton { resettable.insert(key) }
+        return claim
     }
 
     /// What finishing a build asks for: whether the instance was stored (cached, or held weakly for
     /// `.weak`), the build if someone waited for it (finish it in the wait-for graph and wake the waiting threads), and the tasks to
     /// resume once unlocked.
-    typealias Completion = (stored: Bool, woken: Build?, waiters: [CheckedContinuation<Void, Never>])
+    package typealias Completion = (stored: Bool, woken: Build?, waiters: [CheckedContinuation<Void, Never>])
 
     /// Ends a run of `registration`'s factory that made `instance` (`nil` if it failed, or `nil` was
     /// not cached), in a frame of `epoch`, and the build `owner` claimed for a cached lifetime. The instance is
     /// cached only if the build is still current (its registration was not replaced, nor reset) and (but
-    /// for a singleton) no reset happened since its resolution started. It enters no thread's cache: the
-    /// next resolve on each thread claims it, and that claim puts it there. (Entering it here cost every
-    /// first resolve a cache insert, and the launch first-resolve target, ≤ 1.0x of the seed design, failed.)
-    /// Waiters of an abandoned build were woken when it was abandoned.
-    mutating func complete(
+    /// for a singleton) no reset happened since its resolution started. Waiters of an abandoned build were
+    /// woken when it was abandoned.
+    package mutating func complete(
         _ registration: Registration, owner: Resolution?, epoch buildEpoch: UInt64, instance: Box?,
         recordedEdges: Bool
     ) -> Completion {
-        guard let index = slots.index(of: registration.type) else { return (false, nil, []) }
-        return slots.withElement(at: index) { [epoch] slot in
+        guard slots[registration.type] != nil else { return (false, nil, []) }
+        return modify(&slots[registration.type]!) { [epoch] slot in
             var completion: Completion = (false, nil, [])
             guard slot.registration === registration else { return completion }
             if instance != nil && recordedEdges { slot.recordsEdges = false }
@@ -226,21 +210,8 @@ struct ContainerState {
         }
     }
 
-    /// Records that the build of `key`'s instance in progress resolved `requested`, directly or through what
-    /// keeps no instance of its own (see ``Frame/collector``): every build records its own, so the
-    /// re-registration report follows the build that made the instance, not an earlier one, nor one that failed.
-    mutating func record(_ requested: AnyType, for key: AnyType) {
-        guard let index = slots.index(of: key) else { return }
-        let isNew = slots.withElement(at: index) { slot in
-            guard !slot.dependencies.contains(requested) else { return false }
-            slot.dependencies.append(requested)
-            return true
-        }
-        if isNew { dependedOn.insert(requested) }
-    }
-
     /// Whether `build` is still in progress (a waiter keeps waiting) or was finished or abandoned.
-    func isBuilding(_ build: Build) -> Bool {
+    package func isBuilding(_ build: Build) -> Bool {
         if case .waited(let current)? = slots[build.type]?.held { current === build } else { false }
     }
 
@@ -249,17 +220,15 @@ struct ContainerState {
     /// An instance a change took out of the container, and whether it is told it is evicted (if it is
     /// `InjectionDisposable`) and watched by `liveInstancesFromPreviousScopes()`: an instance the container
     /// built, evicted after it was built (not because its `postConstruction` failed).
-    typealias Evicted = (box: Box, type: AnyType, isTold: Bool)
+    package typealias Evicted = (box: Box, type: AnyType, isTold: Bool)
 
     /// What a change took out, to be carried out by the container.
-    struct Evictions {
-        var instances: [Evicted] = []
+    package struct Evictions {
+        package var instances: [Evicted] = []
         /// Builds abandoned while others wait for them: finish them in the wait-for graph (under the lock).
-        var abandoned: [Build] = []
+        package var abandoned: [Build] = []
         /// The tasks that waited for them: resume them once unlocked, so they claim again at once.
         var waiters: [CheckedContinuation<Void, Never>] = []
-        /// Keys to evict from every thread's cache (under the lock).
-        var threadCacheKeys: [AnyType] = []
         /// Objects to release after unlocking: releasing can run a `deinit`.
         var released: [AnyObject] = []
         /// A `replace` took out a registration whose instances others may still hold: one that held an
@@ -267,18 +236,19 @@ struct ContainerState {
         /// resolver's. `register` reports the cached holders.
         var replacedHeldInstances = false
 
+        package init() {}
+
         /// Adds what another change took out.
         mutating func merge(_ other: Self) {
             instances += other.instances
             abandoned += other.abandoned
             waiters += other.waiters
-            threadCacheKeys += other.threadCacheKeys
             released += other.released
         }
 
-        /// Takes what `slot` holds out of it, and its key out of every thread's cache.
+        /// Takes what `slot` holds out of it.
         mutating func empty(_ slot: inout Slot, unlessSingleton: Bool = false) {
-            // A reset leaves singletons, and what holds nothing (a transient in thread caches stays there).
+            // A reset leaves singletons.
             if unlessSingleton && (slot.held.isNothing || slot.registration.lifetime == .singleton) { return }
             switch slot.held {
             case .instance(let box):
@@ -290,31 +260,26 @@ struct ContainerState {
             case .building, .weak, .nothing: break
             }
             slot.held = .nothing
-            uncache(&slot)
-        }
-
-        /// Takes `slot`'s key out of every thread's cache that may hold it.
-        fileprivate mutating func uncache(_ slot: inout Slot) {
-            if slot.isInThreadCaches { threadCacheKeys.append(slot.registration.type) }
-            slot.isInThreadCaches = false
         }
     }
 
     /// Starts a new epoch: evicts scoped instances, forgets weak ones, and abandons their builds.
     /// Registrations and singletons stay.
-    mutating func reset() -> Evictions {
+    package mutating func reset() -> Evictions {
         epoch &+= 1
         var evictions = Evictions()
-        slots.forEachElement { evictions.empty(&$0, unlessSingleton: true) }
+        for key in resettable where slots[key] != nil { evictions.empty(&slots[key]!, unlessSingleton: true) }
+        resettable = []
         return evictions
     }
 
     /// Registers `registration` for `key` (or unregisters `key`, for `nil`), evicting what the old
     /// registration had built. A build in progress of the old one finishes but caches nothing. Returns
     /// `nil` if `key` was not registered: nothing to carry out (the common case at launch).
-    mutating func replace(_ key: AnyType, with registration: Registration?) -> Evictions? {
+    package mutating func replace(_ key: AnyType, with registration: Registration?) -> Evictions? {
         generation &+= 1
-        let replaced = registration.map { slots.insert(Slot(registration: $0), for: key) } ?? slots.remove(key)
+        let replaced = registration.map { slots.updateValue(Slot(registration: $0), forKey: key) }
+            ?? slots.removeValue(forKey: key)
         if registration != nil && !removed.isEmpty { removed[key] = nil }
         guard var old = replaced else { return nil }
         if registration == nil { removed[key] = (old.registration.file, false) }
@@ -332,12 +297,12 @@ struct ContainerState {
     mutating func removeAll() -> Evictions {
         var evictions = Evictions()
         (epoch, generation) = (epoch &+ 1, generation &+ 1)
-        slots.forEachElement { slot in
+        for var slot in slots.values {
             removed[slot.registration.type] = (slot.registration.file, true)
             evictions.empty(&slot)
             evictions.released.append(slot.registration)
         }
-        slots = HashTable()
+        slots = [:]
         return evictions
     }
 
@@ -356,14 +321,23 @@ struct ContainerState {
         return (keys, removed[key])
     }
 
+    /// Abandons the builds `owner` started: its thread will never finish them (`verify()` parks it).
+    /// Returns their keys, and their waiters to wake as a reset's are (`abandoned`, `waiters`).
+    mutating func abandonBuilds(of owner: Resolution) -> (keys: [AnyType], evictions: Evictions) {
+        var evictions = Evictions()
+        let keys = slots.keys.filter { slots[$0]!.isBuilt(by: owner) }
+        for key in keys { evictions.empty(&slots[key]!) }
+        return (keys, evictions)
+    }
+
     /// Takes `instance` out of `registration`, the one that cached it, if it is still there: its
     /// `postConstruction`, or one in its graph, failed. (Not out of whatever is registered for its key now:
     /// a newer registration's instance is another one.) Neither told nor tracked: it never finished its
     /// construction.
     mutating func evict(_ instance: Box, from registration: Registration) -> Evictions {
         var evictions = Evictions()
-        guard let index = slots.index(of: registration.type) else { return evictions }
-        slots.withElement(at: index) { slot in
+        guard slots[registration.type] != nil else { return evictions }
+        modify(&slots[registration.type]!) { slot in
             guard slot.registration === registration else { return }
             switch slot.held {
             case .instance(let box) where box === instance:
@@ -376,8 +350,11 @@ struct ContainerState {
                 }
             default: break
             }
-            evictions.uncache(&slot)
         }
         return evictions
     }
 }
+
+/// Runs `body` on `value` in place (a slot of the table, changed where it is: read as a value and written back,
+/// it would be copied, with a reference count per field).
+private func modify<Value, Result>(_ value: inout Value, _ body: (inout Value) -> Result) -> Result { body(&value) }

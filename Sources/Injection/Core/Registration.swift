@@ -8,7 +8,7 @@
 /// Not generic: the factory is wrapped in a closure that boxes its value (``make``), so registering a
 /// type makes no metadata for it. (Kept as it was given, in an `any Sendable`, the factory's function type
 /// would need metadata of its own per registered type, and a thunk: the launch targets failed with it.)
-final class Registration: Sendable {
+package final class Registration: Sendable {
     typealias MakeAsync = @Sendable () async throws -> Box
     typealias PostConstruct = @Sendable (Box) throws -> Void
 
@@ -29,7 +29,7 @@ final class Registration: Sendable {
     typealias Options = (makeAsync: MakeAsync?, postConstruct: [PostConstruct], primary: AnyType?)
 
     /// The key: the registered type, an `InjectionKey` type, or a builder model type.
-    let type: AnyType
+    package let type: AnyType
     /// The file that registered (named for a `private` type, whose name alone is ambiguous).
     let file: StaticString
     // The three one-byte fields follow `file`, whose last word has room for them.
@@ -41,8 +41,6 @@ final class Registration: Sendable {
     /// Runs the synchronous factory (a main-actor one only where a claim saw a main-actor caller) and boxes
     /// its value.
     let make: @Sendable () throws -> Box
-    /// A transient's factory, typed, for the thread caches (see ``TransientFactory``); `nil` for the others.
-    let transientFactory: TransientFactory?
     let options: Options
 
     private init<Value>(
@@ -52,18 +50,17 @@ final class Registration: Sendable {
         (self.type, self.file, self.lifetime, self.kind) = (type, file, lifetime, kind)
         (self.ownsInstances, self.options) = (ownsInstances, options)
         make = { Box.make(try factory()) }
-        transientFactory = lifetime == .transient ? TypedTransientFactory(factory) : nil
     }
 
     /// `other` with `options` instead of its own.
     private init(copying other: Registration, options: Options) {
         (type, file, lifetime, kind) = (other.type, other.file, other.lifetime, other.kind)
-        (ownsInstances, make, transientFactory) = (other.ownsInstances, other.make, other.transientFactory)
+        (ownsInstances, make) = (other.ownsInstances, other.make)
         self.options = options
     }
 
     /// A synchronous factory that runs wherever it is resolved.
-    convenience init<Value>(
+    package convenience init<Value>(
         _ type: AnyType, lifetime: InjectionLifetime, file: StaticString,
         factory: @escaping @Sendable () throws -> Value,
         postConstruction: (@Sendable (Value) throws -> Void)? = nil, ownsInstances: Bool = true
@@ -87,7 +84,7 @@ final class Registration: Sendable {
     }
 
     /// A synchronous factory isolated to the main actor: it runs only where a claim saw a main-actor caller.
-    convenience init<Value>(
+    package convenience init<Value>(
         _ type: AnyType, lifetime: InjectionLifetime, file: StaticString,
         mainActorFactory: @escaping @MainActor @Sendable () throws -> Value,
         postConstruction: (@Sendable (Value) throws -> Void)? = nil
@@ -100,7 +97,7 @@ final class Registration: Sendable {
     }
 
     /// An async factory: only `resolveAsync` and `prepare` run it.
-    convenience init<Value>(
+    package convenience init<Value>(
         _ type: AnyType, lifetime: InjectionLifetime, file: StaticString,
         asyncFactory: @escaping @Sendable () async throws -> Value
     ) {
@@ -148,26 +145,5 @@ final class Registration: Sendable {
 
     private static func boxed<Value>(_ closure: @escaping @Sendable (Value) throws -> Void) -> PostConstruct {
         { box in try closure(box.value(as: Value.self)) }
-    }
-}
-
-/// A transient's factory as the thread caches keep it: typed, so the caches' fast path calls it through
-/// ``make(as:)`` with no box for its value (the transient graph target, ≤ 3.5x, fails with one). Made
-/// with a `.transient` registration only: its generic metadata is made per transient type.
-class TransientFactory: @unchecked Sendable {  // Immutable.
-    /// Runs the factory; `Value` must be its value type.
-    func make<Value>(as _: Value.Type) throws -> Value { preconditionFailure("Injection: untyped transient factory") }
-}
-
-private final class TypedTransientFactory<Made>: TransientFactory, @unchecked Sendable {  // Immutable.
-    let factory: @Sendable () throws -> Made
-
-    init(_ factory: @escaping @Sendable () throws -> Made) { self.factory = factory }
-
-    /// `Value` is `Made`, so the factory is cast to its own type, and returns its value straight into this
-    /// method's result: `as!` calls the runtime's dynamic cast on every resolve, and a cast of the value
-    /// copies it through its value witnesses (the transient graph target, ≤ 3.5x, fails with either).
-    override func make<Value>(as _: Value.Type) throws -> Value {
-        try unsafeBitCast(factory, to: (@Sendable () throws -> Value).self)()
     }
 }

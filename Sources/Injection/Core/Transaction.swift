@@ -11,16 +11,20 @@ final class Transaction: Sendable {
     }
 
     let container: InjectionContainer
-    /// The transaction that was open where this one's block began (of another container, or none): a
-    /// block stays inside every block around it, whatever factories run in between.
+    /// The transaction that was open where this one's block began (of any container, or none): a block
+    /// stays inside every block around it, whatever factories run in between.
     let outer: Transaction?
+    /// The block of the same container that this one is nested in, synchronously: this block's operations
+    /// join it when this block returns, and none of them if it throws. Others' operations are not this
+    /// block's to drop: a task started in the outer block records into the outer block.
+    let parent: Transaction?
     /// Where the block runs: its task and thread (see ``isRunningHere``).
     private let opener: (task: Int, thread: ObjectIdentifier?)
     /// The operations recorded so far, in order, and whether the block has committed.
     private let log = LockedState((operations: [Operation.reset], isCommitted: false))
 
-    init(container: InjectionContainer, outer: Transaction?) {
-        (self.container, self.outer, opener) = (container, outer, Self.here)
+    init(container: InjectionContainer, outer: Transaction?, parent: Transaction?) {
+        (self.container, self.outer, self.parent, opener) = (container, outer, parent, Self.here)
     }
 
     /// The running task and thread (the thread's state, made here if need be: the block's is made later).
@@ -33,38 +37,28 @@ final class Transaction: Sendable {
     /// a block nested there joins this one, and one in such a task is a transaction of its own.
     var isRunningHere: Bool { Self.here == opener }
 
-    /// The open transaction of `container` among this one and those around it, if any.
+    /// The innermost open transaction of `container` among this one and those around it, if any.
     func open(for container: InjectionContainer) -> Transaction? {
         var transaction: Transaction? = self
         while let current = transaction {
-            if current.container === container { return current.log.withLock { $0.isCommitted } ? nil : current }
+            if current.container === container, !current.log.withLock({ $0.isCommitted }) { return current }
             transaction = current.outer
         }
         return nil
     }
 
-    /// Where a nested block's operations begin, or `nil` once the transaction is committed.
-    func mark() -> Int? { log.withLock { $0.isCommitted ? nil : $0.operations.count } }
+    /// Appends `operations`, or, once the transaction is committed, hands them to the block it is nested in;
+    /// returns `false` if none is open (a task that outlived the blocks then acts on the container directly).
+    func record(_ operations: Operation...) -> Bool { record(contentsOf: operations) }
 
-    /// Drops every operation recorded since `mark`: a nested block threw, so none of it may land. The
-    /// registrations they hold are released after unlocking: a deinit of what a factory captures, or of a
-    /// supplied instance, may use the container or the block.
-    func discard(since mark: Int) {
-        _ = log.withLock { log -> ArraySlice<Operation> in
-            guard !log.isCommitted else { return [] }
-            defer { log.operations.removeSubrange(mark...) }
-            return log.operations[mark...]
-        }
-    }
-
-    /// Appends `operation`, or returns `false` once the transaction is committed (a task that outlived
-    /// the block then acts on the container directly).
-    func record(_ operation: Operation) -> Bool {
-        log.withLock { log in
+    /// See ``record(_:)``.
+    func record(contentsOf operations: [Operation]) -> Bool {
+        let isRecorded = log.withLock { log in
             guard !log.isCommitted else { return false }
-            log.operations.append(operation)
+            log.operations += operations
             return true
         }
+        return isRecorded || parent?.record(contentsOf: operations) == true
     }
 
     /// Appends `operation`, a change through a handle of `current`, if `current` is the registration of its
@@ -74,7 +68,9 @@ final class Transaction: Sendable {
     func record(_ operation: Operation, whileCurrent current: Registration, isCurrentInState: Bool) -> Bool? {
         log.withLock { log in
             guard !log.isCommitted else { return nil }
-            let decided = Self.decision(for: current.type, in: log.operations, countingConditional: true)
+            // Lock order: a nested block's log, then its parent's.
+            var decided = Self.decision(for: current.type, in: log.operations, countingConditional: true)
+            if decided == nil, let parent { decided = parent.decision(for: current.type, countingConditional: true) }
             let isCurrent = decided.map { $0 === current } ?? isCurrentInState
             if isCurrent { log.operations.append(operation) }
             return isCurrent
@@ -84,7 +80,15 @@ final class Transaction: Sendable {
     /// Whether `key` is registered once the transaction commits, or `nil` if no operation decides it (a
     /// change through a handle does not: the commit makes it only if the handle is current then).
     func registration(for key: AnyType) -> Bool? {
-        log.withLock { Self.decision(for: key, in: $0.operations, countingConditional: false).map { $0 != nil } }
+        decision(for: key, countingConditional: false).map { $0 != nil }
+    }
+
+    /// What the operations recorded so far here, then in the blocks this one is nested in, leave registered for
+    /// `key` (see ``decision(for:in:countingConditional:)``).
+    private func decision(for key: AnyType, countingConditional: Bool) -> Registration?? {
+        let own = log.withLock { Self.decision(for: key, in: $0.operations, countingConditional: countingConditional) }
+        guard own == nil, let parent else { return own }
+        return parent.decision(for: key, countingConditional: countingConditional)
     }
 
     /// What the operations recorded so far leave registered for `key`, from the last one that decides it

@@ -7,7 +7,7 @@
 /// that registered it tells them apart (`App.Cache (private, registered in App/Store.swift)`).
 /// The names are worked out from the container's registrations when a message or graph needs them, and
 /// kept until the registrations change: registering costs nothing here.
-final class TypeNames: Sendable {
+package final class TypeNames: Sendable {
     /// The names worked out for the registrations of one ``ContainerState/generation``: short name → the
     /// qualified names of the registered types with it; the file that registered each type; the types
     /// registered in more than one role (as themselves, as a key, as a builder).
@@ -53,7 +53,7 @@ final class TypeNames: Sendable {
     }
 
     /// How many types' names this container worked out, not found already worked out for the process.
-    var spellingsWorkedOut: Int { worked.withLock { $0.spellings } }
+    package var spellingsWorkedOut: Int { worked.withLock { $0.spellings } }
 
     private static func spelling(of type: Any.Type) -> Spelling { (written(type), readable(String(reflecting: type))) }
 

@@ -1,3 +1,5 @@
+import Dispatch
+
 /// One `verify()` run: resolves every registration of a throwaway copy on worker threads and collects
 /// every problem, including those of a nested `Inject()`, which cannot throw.
 ///
@@ -5,7 +7,8 @@
 /// as failed (so later resolves of those types fail fast instead of waiting), starts a replacement
 /// worker for the remaining registrations, and parks its own thread for good. The copy is never used
 /// again. Cost: one parked thread (and what it holds) per registration whose factory fails that way;
-/// none when the graph is sound.
+/// none when the graph is sound. Each is remembered for the process, with the registrations it ran with: a
+/// later verification of the same registrations reports it from memory instead of parking another thread.
 final class Verification: Sendable {
     /// What the run has left and has found: the types not resolved yet, how many have not finished, the
     /// problems found, why the build of a key was abandoned (its thread parked, so later resolves fail
@@ -16,15 +19,31 @@ final class Verification: Sendable {
     /// macOS 15, can make.)
     private let progress = LockedState((
         pending: [AnyType](), remaining: 0, problems: [InjectionError](), failures: [AnyType: InjectionError](),
-        resolve: Unchecked<@Sendable (AnyType) -> InjectionError?>?.none))
+        resolve: Unchecked<@Sendable (AnyType) -> InjectionError?>?.none, registrations: [Registration]()))
+    /// Signalled when the last registration is done.
+    private let finished = DispatchSemaphore(value: 0)
+    /// The roots whose check parked a worker, by the identities of the registrations they ran with (see the
+    /// type's comment), which are kept alive with them so that their identities stay theirs.
+    private static let parked = LockedState([Set<ObjectIdentifier>: Memory]())
+    private typealias Memory = (kept: [Registration], roots: [AnyType: InjectionError])
 
-    /// Resolves each of `types` with `resolve` on worker threads; returns every problem found, once each.
-    func run(_ types: [AnyType], resolve: @escaping @Sendable (AnyType) -> InjectionError?) -> [InjectionError] {
+    /// Resolves each of `types` (of `registrations`, the copy's) with `resolve` on worker threads; returns every
+    /// problem found, once each. A type whose check parked a worker in an earlier verification of the same
+    /// registrations is reported from memory.
+    func run(
+        _ types: [AnyType], of registrations: [Registration], resolve: @escaping @Sendable (AnyType) -> InjectionError?
+    ) -> [InjectionError] {
+        let identity = Set(registrations.map(ObjectIdentifier.init))
+        let remembered = Self.parked.withLock { $0[identity]?.roots } ?? [:]
+        let types = types.filter { remembered[$0] == nil }
         progress.withLock {
             ($0.pending, $0.remaining, $0.resolve) = (types.reversed(), types.count, Unchecked(resolve))
+            ($0.problems, $0.registrations) = (Array(remembered.values), registrations)
         }
-        if !types.isEmpty { startWorker() }
-        progress.wait { $0.remaining == 0 }
+        if !types.isEmpty {
+            startWorker()
+            finished.wait()
+        }
         return progress.withLock { progress in
             progress.resolve = nil
             return Self.distinct(progress.problems)
@@ -39,12 +58,14 @@ final class Verification: Sendable {
     /// Records that `key`'s build was abandoned with `failure`.
     func fail(_ key: AnyType, with failure: InjectionError) { progress.withLock { $0.failures[key] = failure } }
 
-    /// Records `error`, abandons the resolution running `frame` in `container`, and, on a worker, hands the
-    /// remaining registrations to a new worker. Never returns.
-    func park(_ error: InjectionError, container: InjectionContainer, frame: FrameRef?) -> Never {
+    /// Records `error`, abandons the resolution running `frame` in `container`, and, on a worker, remembers the
+    /// root it was checking and hands the remaining registrations to a new worker. Never returns.
+    func park(_ error: InjectionError, container: InjectionContainer, frame: Frame?) -> Never {
         record(error)
         if let frame { container.abandon(frame, failure: error) }
-        if Self.isWorkerThread {
+        if let root = Self.workers.withLock({ $0[Self.threadIdentity] }) {
+            let kept = progress.withLock { $0.registrations }
+            Self.parked.withLock { $0[Set(kept.map(ObjectIdentifier.init)), default: (kept, [:])].roots[root] = error }
             finishItem()
             startWorker()
         }
@@ -53,38 +74,29 @@ final class Verification: Sendable {
 
     private func startWorker() {
         OSThread.detach { [self] in
-            Self.workers.withLock { _ = $0.insert(Self.threadIdentity) }
             while let type = progress.withLock({ $0.pending.popLast() }) {
+                Self.workers.withLock { $0[Self.threadIdentity] = type }
                 if let error = progress.withLock({ $0.resolve })?.value(type) { record(error) }
                 finishItem()
             }
-            Self.workers.withLock { _ = $0.remove(Self.threadIdentity) }
+            Self.workers.withLock { $0[Self.threadIdentity] = nil }
         }
     }
 
-    /// The threads running verifications (a worker that parks stays in it).
-    private static let workers = LockedState(Set<ObjectIdentifier>())
-
-    /// The containers being verified.
-    static let verifying = LockedState(Set<ObjectIdentifier>())
+    /// The threads running verifications, with the type each is checking (a worker that parks stays in it).
+    private static let workers = LockedState([ObjectIdentifier: AnyType]())
 
     /// The calling thread's state, made if needed, stands for the thread.
     private static var threadIdentity: ObjectIdentifier { ObjectIdentifier(ThreadState.currentOrNew!) }
 
-    /// Whether the calling thread is one of a verification's workers.
-    static var isWorkerThread: Bool {
-        guard let state = ThreadState.current else { return false }
-        let identity = ObjectIdentifier(state.takeUnretainedValue())
-        return workers.withLock { $0.contains(identity) }
-    }
-
     private func record(_ error: InjectionError) { progress.withLock { $0.problems.append(error) } }
 
     private func finishItem() {
-        progress.withLock {
+        let isLast = progress.withLock {
             $0.remaining -= 1
-            if $0.remaining == 0 { progress.broadcast() }
+            return $0.remaining == 0
         }
+        if isLast { finished.signal() }
     }
 
     /// One error per missing type, failing factory or cycle (whatever rotation it was found in),
@@ -112,27 +124,13 @@ final class Verification: Sendable {
 extension InjectionContainer {
     /// In a `verify()` copy: fails the builds of the resolution `frame` belongs to, so nothing waits for
     /// the thread that is about to park.
-    func abandon(_ frame: FrameRef, failure: InjectionError) {
-        let resolution = frame.resolution
+    func abandon(_ frame: Frame, failure: InjectionError) {
+        // What the parked chain's factories resolved, the failing one included, are edges of the graph.
+        for link in frame.chain where link.container == ObjectIdentifier(self) { noteBuilt(link, stored: false) }
         apply { state in
-            let (keys, evictions) = state.abandonBuilds(of: resolution)
+            let (keys, evictions) = state.abandonBuilds(of: frame.resolution)
             for key in keys { verification?.fail(key, with: failure) }
-            self.state.broadcast()  // Waiters of builds nobody had a handle for yet claim again too.
             return evictions
         }
-    }
-}
-
-extension ContainerState {
-    /// Abandons the builds `owner` started: its thread will never finish them (`verify()` parks it).
-    /// Returns their keys, and their waiters to wake as a reset's are (`abandoned`, `waiters`).
-    mutating func abandonBuilds(of owner: Resolution) -> (keys: [AnyType], evictions: Evictions) {
-        var evictions = Evictions(), keys: [AnyType] = []
-        slots.forEachElement { slot in
-            guard slot.isBuilt(by: owner) else { return }
-            keys.append(slot.registration.type)
-            evictions.empty(&slot)
-        }
-        return (keys, evictions)
     }
 }

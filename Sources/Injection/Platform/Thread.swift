@@ -20,7 +20,7 @@ enum OSThread {
 
     /// Blocks the calling thread for good.
     static func park() -> Never {
-        LockedState(()).wait { _ in false }
+        DispatchSemaphore(value: 0).wait()
         fatalError("Injection: a parked thread woke up")
     }
 

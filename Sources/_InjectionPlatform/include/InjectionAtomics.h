@@ -1,22 +1,21 @@
-// Atomic words shared between threads: the count of live resolution contexts, a container's epoch, and
-// whether a resolution has ended.
+// Process-wide counts that a resolve reads with one load: how many task-local bindings are alive (while
+// none is, no task can see one, and a resolve skips the task-local read), and how many strict test
+// containers are alive (while any is, a resolve bound to no container is reported).
 #pragma once
 
 #include <stdint.h>
 
-/// The process-wide count of live task-local resolution contexts. While it is zero no task can see a
-/// context, so the hot path skips the task-local read.
-intptr_t _injection_context_count(void);
+/// The counts: `_injection_counts[_INJECTION_TASK_BINDINGS]` and `[_INJECTION_STRICT_TESTS]`.
+enum { _INJECTION_TASK_BINDINGS = 0, _INJECTION_STRICT_TESTS = 1 };
+extern intptr_t _injection_counts[2];
 
-/// Adds `delta` to the count of live task-local resolution contexts.
-void _injection_context_count_add(intptr_t delta);
-
-/// Loads, with acquire ordering, a 64-bit word written only with `_injection_store_u64`.
-static inline uint64_t _injection_load_u64(const uint64_t *_Nonnull word) {
-    return __atomic_load_n(word, __ATOMIC_ACQUIRE);
+/// The count `which` (relaxed: a binding or a test container made before this code started, on this thread
+/// or before this task was created, is ordered before the load, and every decrement follows its increment).
+static inline intptr_t _injection_count(int which) {
+    return __atomic_load_n(&_injection_counts[which], __ATOMIC_RELAXED);
 }
 
-/// Stores, with release ordering, a 64-bit word that other threads read with `_injection_load_u64`.
-static inline void _injection_store_u64(uint64_t *_Nonnull word, uint64_t value) {
-    __atomic_store_n(word, value, __ATOMIC_RELEASE);
+/// Adds `delta` to the count `which`.
+static inline void _injection_count_add(int which, intptr_t delta) {
+    __atomic_fetch_add(&_injection_counts[which], delta, __ATOMIC_RELAXED);
 }

@@ -1,32 +1,55 @@
-// The mutex and condition variable behind every lock of the library except the one-word locks
-// (`InjectionCacheLock.h`: each thread's cache lock and `InjectLazy`'s).
+// The one lock primitive of the library: a word, taken inline when uncontended. Every `LockedState` (a
+// container's state, a reset block's log, the wait-for graph, the diagnostics) keeps one beside its value.
 #pragma once
 
-/// A mutex and a condition variable in one heap block whose address never moves. Opaque.
-typedef struct _injection_lock _injection_lock;
+#include <stdint.h>
+#if defined(__APPLE__)
+#include <os/lock.h>
+#else
+#include <stdatomic.h>
+#endif
 
-/// Creates an unlocked lock. Debug builds use an error-checking mutex.
-_injection_lock *_Nonnull _injection_lock_create(void);
+/// Takes a lock after a failed first attempt: spins briefly (a pause instruction, never `sched_yield`),
+/// then waits in the kernel. Called by `_injection_lock`; not meant to be called directly.
+void _injection_lock_contended(uint32_t *_Nonnull word);
 
-/// Destroys a lock that no thread holds or waits on, and frees it.
-void _injection_lock_destroy(_injection_lock *_Nonnull lock);
+/// Wakes a thread waiting in `_injection_lock_contended`. Called by `_injection_unlock`; not meant to be
+/// called directly.
+void _injection_unlock_contended(uint32_t *_Nonnull word);
 
-/// Takes the lock; blocks while another thread holds it.
-void _injection_lock_lock(_injection_lock *_Nonnull lock);
+/// Takes the lock whose zero-initialized word is at `word` (a fixed address); blocks while another thread
+/// holds it. Not recursive.
+///
+/// `os_unfair_lock` on Apple platforms. Elsewhere a futex lock: uncontended, one compare-and-swap to take
+/// it and one exchange to release it; a contended taker spins briefly, then sleeps in the kernel until
+/// woken (a plain glibc mutex goes to the kernel at once when two threads hammer it).
+static inline void _injection_lock(uint32_t *_Nonnull word) {
+#if defined(__APPLE__)
+    os_unfair_lock_lock((os_unfair_lock_t)word);
+#else
+    uint32_t expected = 0;
+    if (__builtin_expect(atomic_compare_exchange_strong_explicit(
+            (_Atomic uint32_t *)word, &expected, 1, memory_order_acquire, memory_order_relaxed), 1)) {
+        return;
+    }
+    _injection_lock_contended(word);
+#endif
+}
 
-/// Releases the lock the calling thread holds.
-void _injection_lock_unlock(_injection_lock *_Nonnull lock);
+/// Releases the lock at `word`, which the calling thread took with `_injection_lock`.
+static inline void _injection_unlock(uint32_t *_Nonnull word) {
+#if defined(__APPLE__)
+    os_unfair_lock_unlock((os_unfair_lock_t)word);
+#else
+    // 1: held, nobody waiting; 2: held, maybe with waiters, who need a wake-up.
+    if (__builtin_expect(atomic_exchange_explicit((_Atomic uint32_t *)word, 0, memory_order_release) != 1, 0)) {
+        _injection_unlock_contended(word);
+    }
+#endif
+}
 
-/// Releases the lock the calling thread holds until another thread calls `_injection_lock_broadcast`
-/// (or a spurious wake-up), then takes it again.
-void _injection_lock_wait(_injection_lock *_Nonnull lock);
+/// Adds `delta` to the count of locks the calling thread holds (debug builds call it around every hold).
+void _injection_locks_held_add(int delta);
 
-/// Wakes every thread blocked in `_injection_lock_wait` on this lock.
-void _injection_lock_broadcast(_injection_lock *_Nonnull lock);
-
-/// How many of these locks the calling thread holds, in debug builds (a thread waiting in
-/// `_injection_lock_wait` counts the lock it waits on); -1 in release builds, which do not count.
+/// How many locks the calling thread holds, as counted by `_injection_locks_held_add`.
 int _injection_locks_held(void);
-
-// Every function aborts with a message naming the failed call and its error code if the OS reports an
-// error (for example a debug build's error-checking mutex unlocked by a thread that does not hold it).

@@ -15,7 +15,7 @@
 /// stopped returning it.
 typedef void (*_injection_thread_state_destructor)(void *_Nonnull state);
 
-/// The calling thread's state, or NULL if it has none (or has begun exiting and none is lent).
+/// The calling thread's state, or NULL if it has none (or has begun exiting).
 ///
 /// Linux: one read of a C thread-local (static TLS outlives every pthread key destructor there).
 /// Apple platforms: `pthread_getspecific` (no `__thread` storage, which dyld frees from a pthread key
@@ -38,11 +38,6 @@ static inline void *_Nullable _injection_thread_state(void) {
 /// Returns false and changes nothing if the thread has begun exiting and its state's destructor has
 /// already run: a state adopted now would never be released. Pass the same `destructor` every time.
 _Bool _injection_thread_state_adopt(void *_Nonnull state, _injection_thread_state_destructor _Nonnull destructor);
-
-/// On a thread that has begun exiting (`_injection_thread_state_adopt` returned false), makes `state`
-/// the calling thread's state for the duration of one call, or, with NULL, ends that.
-/// No destructor runs for a lent state: the caller releases it.
-void _injection_thread_state_lend(void *_Nullable state);
 
 // MARK: Starting threads
 

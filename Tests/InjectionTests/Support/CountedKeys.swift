@@ -56,13 +56,6 @@ func STKey(_ n: Int) -> any STKeyed.Type { n == 0 ? ST0.self : stWrap(STKey(n / 
 /// The keys, made once (metadata for thousands of nested generic types takes a while).
 let stKeys: [any STKeyed.Type] = (0..<3200).map(STKey)
 
-/// The home bucket of `type` in a table of `buckets` buckets, as `ObjectTable` hashes a key (the product's
-/// high bits). Only chooses which keys a test uses: were the hash to change, the tests still hold, less sharply.
-func homeBucket(_ type: Any.Type, buckets: Int) -> Int {
-    let bits = UInt64(UInt(bitPattern: ObjectIdentifier(type)))
-    return Int((bits &* 0x9E37_79B9_7F4A_7C15) >> UInt64(64 - buckets.trailingZeroBitCount))
-}
-
 func stRegister<T: STKeyed>(
     _: T.Type, index: Int, serial: Int, in container: InjectionContainer, lifetime: InjectionLifetime, live: LiveTokens,
     registrations: LiveTokens

@@ -1,7 +1,7 @@
 import CInjectionTestSupport
 import Foundation
 import _InjectionPlatform
-@_spi(Testing) import Injection
+@_spi(Testing) import InjectionTesting
 
 /// How long a test waits, by default, for another thread or task before it records a failure. Only a hang
 /// should run it out: CI runs the suite in parallel on two cores, under ThreadSanitizer too, where work that
@@ -227,7 +227,7 @@ private final class SizedStackRun: @unchecked Sendable {
 }
 
 /// One thread with an 8 MiB stack that runs closures on request, for tests that resolve deep graphs and
-/// rely on that thread's cache staying warm between resolves (`onSizedStack` starts a new thread each time).
+/// resolve on one thread several times (`onSizedStack` starts a new thread each time).
 final class SizedStackThread: @unchecked Sendable {
     private let condition = NSCondition()
     private var job: (() -> Void)?

@@ -1,38 +1,18 @@
 import _InjectionPlatform
+import Injection
 
 /// White-box access for the library's own tests, as SPI so that no test needs `@testable import`
 /// and a redesign of the internals changes this file only.
 ///
 /// ```swift
-/// @_spi(Testing) import Injection
-/// #expect(InjectionProbe.threadCacheEntry(for: API.self, in: container) == .instance)
+/// @_spi(Testing) import InjectionTesting
+/// #expect(InjectionProbe.resettableCount(in: container) == 1)
 /// ```
 @_spi(Testing) public enum InjectionProbe {
-    /// What the calling thread's cache holds for a type of a container.
-    public enum ThreadCacheEntry: Sendable, Equatable {
-        /// Nothing: a resolve takes the slow path.
-        case none
-        /// A cached instance.
-        case instance
-        /// A transient's registration, whose factory runs without the container's lock.
-        case factory
-    }
-
-    /// What the calling thread's cache holds for `type` of `container`: the typed key `type` if `isKey`.
-    public static func threadCacheEntry(
-        for type: Any.Type, isKey: Bool = false, in container: InjectionContainer
-    ) -> ThreadCacheEntry {
-        guard let cache = ThreadState.current?.takeUnretainedValue().cache?.takeUnretainedValue() else { return .none }
-        let entry = cache.beginLookup(AnyType(type, isKey: isKey), in: ObjectIdentifier(container))
-        cache.endLookup()
-        return entry.instance != nil ? .instance : entry.transient != nil ? .factory : .none
-    }
-
     /// The object that stands for the registration of `type` in `container` (to watch its lifetime, and
-    /// that of what its factory captured, through a weak reference), or `nil` if `type` is not registered:
-    /// a transient's factory as the thread caches and running resolves hold it, else the registration.
+    /// that of what its factory captured, through a weak reference), or `nil` if `type` is not registered.
     public static func registration(for type: Any.Type, in container: InjectionContainer) -> AnyObject? {
-        container.state.withLock { state in state[AnyType(type)].map { $0.transientFactory ?? $0 as AnyObject } }
+        container.state.withLock { $0[AnyType(type)] }
     }
 
     /// How many types' names `container` worked out for its messages and graph: each type once, however
@@ -42,30 +22,18 @@ import _InjectionPlatform
     }
 
     /// How many of the library's locks (a container's, a reset block's, the diagnostics handler's, the
-    /// registries') the calling thread holds: a `deinit` that finds one held runs under it. `nil` in
+    /// wait-for graph's) the calling thread holds: a `deinit` that finds one held runs under it. `nil` in
     /// release builds, which do not count.
     public static var locksHeldByCurrentThread: Int? {
-        let held = _injection_locks_held()
-        return held < 0 ? nil : Int(held)
+        #if DEBUG
+        return Int(_injection_locks_held())
+        #else
+        return nil
+        #endif
     }
 
     /// Whether the calling thread has the library's per-thread state (made by its first resolve).
     public static var currentThreadHasState: Bool { ThreadState.current != nil }
-
-    /// How many live threads' caches hold an entry for `type` (not a key) of `container`: a thread that
-    /// exits stops counting once its state is released.
-    public static func threadsCaching(_ type: Any.Type, in container: InjectionContainer) -> Int {
-        let key = AnyType(type), id = ObjectIdentifier(container)
-        return ThreadCache.registry.withLock { registry in
-            registry.values.filter { cache in
-                cache.withLock { $0.first { $0.container == id }?.table.index(of: key) != nil }
-            }.count
-        }
-    }
-
-    /// How many threads' states are alive (each is released when its thread exits): one cache is
-    /// registered per live thread that resolved.
-    public static var liveThreadStates: Int { ThreadCache.registry.withLock { $0.count } }
 
     /// Installs points where a test acts while a synchronous resolve in `container` starts waiting for
     /// another resolution's build: before it joins the wait-for graph, and after. Each gets the type being
@@ -87,7 +55,7 @@ import _InjectionPlatform
     /// since it was registered.
     public static func holdsBuildClosure<Model: Builder>(for builder: Model.Type, in container: InjectionContainer) -> Bool {
         container.state.withLock { state in
-            if case .instance? = state.slots[AnyType(builder: builder)]?.held { true } else { false }
+            if case .instance? = state.slots[AnyType(builder, isBuilder: true)]?.held { true } else { false }
         }
     }
 
@@ -128,9 +96,8 @@ extension InjectionProbe {
         /// What a claim answered.
         public enum Claim: Equatable {
             case cached
-            /// Run the factory: with a build others wait for (a cached lifetime), or none (a transient);
-            /// `cacheable` says a transient's registration may enter the claiming thread's cache.
-            case build(Build?, cacheable: Bool = false)
+            /// Run the factory: with a build others wait for (a cached lifetime), or none (a transient).
+            case build(Build?)
             case wait
             case hop
             case notRegistered, cycle, wrongIsolation, asyncFactory
@@ -142,13 +109,9 @@ extension InjectionProbe {
             public var evicted: Int
             /// Builds abandoned while someone waited for them.
             public var abandoned: Int
-            /// Keys to evict from thread caches.
-            public var threadCacheKeys: Int
 
             /// What a test expects a change to take out.
-            public init(evicted: Int, abandoned: Int, threadCacheKeys: Int) {
-                (self.evicted, self.abandoned, self.threadCacheKeys) = (evicted, abandoned, threadCacheKeys)
-            }
+            public init(evicted: Int, abandoned: Int) { (self.evicted, self.abandoned) = (evicted, abandoned) }
         }
 
         /// An empty state.
@@ -161,7 +124,7 @@ extension InjectionProbe {
         public var resettableCount: Int { state.resettableCount }
 
         /// How many keys are registered.
-        public var registrationCount: Int { state.slots.entries.count }
+        public var registrationCount: Int { state.slots.count }
 
         /// The registration the last ``register(_:lifetime:isolation:)`` made, as it made it: to compare with
         /// what ``registration(of:)`` finds later.
@@ -182,12 +145,12 @@ extension InjectionProbe {
             case .async: Registration(AnyType(type), lifetime: lifetime, file: #fileID, asyncFactory: { type })
             }
             lastRegistered = ObjectIdentifier(registration)
-            return Self.changes(state.replace(AnyType(type), with: registration) ?? .init())
+            return Self.changes(state.replace(AnyType(type), with: registration) ?? ContainerState.Evictions())
         }
 
         /// Unregisters `type`.
         public mutating func unregister(_ type: Any.Type) -> Changes {
-            Self.changes(state.replace(AnyType(type), with: nil) ?? .init())
+            Self.changes(state.replace(AnyType(type), with: nil) ?? ContainerState.Evictions())
         }
 
         /// Claims `type`, as a resolve does.
@@ -196,16 +159,16 @@ extension InjectionProbe {
             inheritedEpoch: UInt64? = nil
         ) -> Claim {
             let claim = state.claim(
-                AnyType(type), in: container, isAsync: isAsync, isInChain: isInChain, caches: false,
+                AnyType(type), in: container, isAsync: isAsync, isInChain: isInChain,
                 isOnMainActor: { onMainActor }, owner: nil)
             switch claim {
             case .cached: return .cached
             case .wait: return .wait
             case .hop: return .hop
-            case .build(let registration, let owner, _, let epoch, let cacheable):
+            case .build(let registration, let owner, _, let epoch):
                 // A frame that continues a resolution keeps its epoch, as `Frame`'s initializer says.
-                let build = owner.map { Build(registration: registration, owner: $0, epoch: inheritedEpoch ?? epoch) }
-                return .build(build, cacheable: cacheable)
+                let epoch = inheritedEpoch ?? epoch
+                return .build(owner.map { Build(registration: registration, owner: $0, epoch: epoch) })
             case .notRegistered: return .notRegistered
             case .cycle: return .cycle
             case .wrongIsolation: return .wrongIsolation
@@ -226,12 +189,6 @@ extension InjectionProbe {
             return (completion.stored, completion.woken != nil)
         }
 
-        /// Notes that a thread's cache holds `type`, as the container does when it copies an instance there.
-        public mutating func noteInThreadCache(_ type: Any.Type) {
-            guard let index = state.slots.index(of: AnyType(type)) else { return }
-            state.slots.withElement(at: index) { $0.isInThreadCaches = true }
-        }
-
         /// Resets, as `resetCurrentContainer()` does.
         public mutating func reset() -> Changes { Self.changes(state.reset()) }
 
@@ -239,8 +196,7 @@ extension InjectionProbe {
         public func isBuilding(_ build: Build) -> Bool { state.isBuilding(build.registration.type, by: build.owner) }
 
         private static func changes(_ evictions: ContainerState.Evictions) -> Changes {
-            Changes(evicted: evictions.instances.count, abandoned: evictions.abandoned.count,
-                    threadCacheKeys: evictions.threadCacheKeys.count)
+            Changes(evicted: evictions.instances.count, abandoned: evictions.abandoned.count)
         }
 
     }
@@ -255,7 +211,5 @@ extension ContainerState {
     func isBuilding(_ key: AnyType, by owner: Resolution) -> Bool { slots[key]?.isBuilt(by: owner) == true }
 
     /// How many keys hold an instance or a build that a reset would visit (a test probe).
-    var resettableCount: Int {
-        slots.entries.filter { $0.element.registration.lifetime != .singleton && !$0.element.held.isNothing }.count
-    }
+    var resettableCount: Int { resettable.filter { slots[$0] != nil }.count }
 }
