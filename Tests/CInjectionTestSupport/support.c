@@ -67,3 +67,30 @@ int64_t test_atomic_load(const int64_t *word) {
 void test_atomic_store(int64_t *word, int64_t value) {
     atomic_store_explicit((_Atomic int64_t *)word, value, memory_order_release);
 }
+
+#if defined(__APPLE__)
+#include <mach/mach.h>
+
+long test_thread_count(void) {
+    thread_act_array_t threads;
+    mach_msg_type_number_t count = 0;
+    if (task_threads(mach_task_self(), &threads, &count) != KERN_SUCCESS) return -1;
+    for (mach_msg_type_number_t i = 0; i < count; i++) mach_port_deallocate(mach_task_self(), threads[i]);
+    vm_deallocate(mach_task_self(), (vm_address_t)threads, count * sizeof(thread_act_t));
+    return (long)count;
+}
+#else
+#include <stdio.h>
+
+long test_thread_count(void) {
+    FILE *status = fopen("/proc/self/status", "r");
+    if (status == NULL) return -1;
+    char line[256];
+    long count = -1;
+    while (fgets(line, sizeof line, status) != NULL) {
+        if (sscanf(line, "Threads: %ld", &count) == 1) break;
+    }
+    fclose(status);
+    return count;
+}
+#endif

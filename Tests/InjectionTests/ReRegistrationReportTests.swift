@@ -104,8 +104,41 @@ private func containerWithScreenBuilder() -> (InjectionContainer, DiagnosticLine
         return (container, lines)
 }
 
+private final class SingletonAPIClient: Sendable {}
+private final class SingletonTracker: Sendable {
+    let api: SingletonAPIClient
+    init(api: SingletonAPIClient = Inject()) { self.api = api }
+}
+
 @Suite("Re-registration reports", .serialized)
 struct ReRegistrationReportTests {
+    @Test("a singleton holder is told that a reset does not rebuild it, and the suggested line keeps the singleton's lifetime")
+    func singletonHolderAdvice() throws {
+        let container = InjectionContainer()
+        let lines = DiagnosticLines()
+        container.diagnosticsHandler = { lines.append($0) }
+        container.register(SingletonAPIClient.self, lifetime: .singleton) { SingletonAPIClient() }
+        container.register(SingletonTracker.self, lifetime: .singleton) { SingletonTracker() }
+        container.register(StaleUserSession.self, lifetime: .singleton) { StaleUserSession() }
+        container.register(StaleFeedRepository.self) { StaleFeedRepository() }
+        let tracker = try container.resolve(SingletonTracker.self)
+        _ = try container.resolve(StaleFeedRepository.self)
+        container.register(SingletonAPIClient.self, lifetime: .singleton) { SingletonAPIClient() }
+        #expect(lines.about("SingletonAPIClient") == ["""
+            Injection: SingletonAPIClient was registered again while cached instances still hold the old one: \
+            SingletonTracker. A reset does not rebuild a singleton: SingletonTracker keeps it until registered again. \
+            Register SingletonTracker again too, or make it .scoped.
+            """])
+        // What it says is true: a reset leaves the singleton holding the old client.
+        container.reset()
+        #expect(try container.resolve(SingletonTracker.self) === tracker)
+        _ = try container.resolve(StaleFeedRepository.self)
+        // A scoped holder of a singleton: the suggested line keeps `lifetime: .singleton`.
+        container.register(StaleUserSession.self, lifetime: .singleton) { StaleUserSession() }
+        let report = try #require(lines.about("StaleUserSession").first)
+        #expect(report.contains("resetCurrentContainer { register(StaleUserSession.self, lifetime: .singleton) { ... } }"))
+    }
+
     @Test("re-registering a type that cached instances hold is reported once, naming them and the fix")
     func reRegistrationIsReported() throws {
         try withRecordedDiagnostics { lines in

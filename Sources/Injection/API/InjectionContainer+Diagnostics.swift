@@ -171,20 +171,22 @@ extension InjectionContainer {
         let (held, closure) = type.isBuilder
             ? ("what the old one built", "{ builder in ... }") : ("the old one", "{ ... }")
         let keeps = lifetime.map { $0 == .scoped || type.isBuilder ? "" : ", lifetime: .\($0)" } ?? ""
+        let one = { (list: [String], single: String, plural: String) in list.count == 1 ? single : plural }
         var advice = scoped.isEmpty ? [] : ["""
-            \(singletons.isEmpty && weak.isEmpty ? "They" : scoped.joined(separator: ", ")) keep it until the next \
+            \(singletons.isEmpty && weak.isEmpty ? "They keep" : scoped.joined(separator: ", ")
+                + one(scoped, " keeps", " keep")) it until the next \
             reset. Register it inside a reset, so they are rebuilt too: resetCurrentContainer { \
             register(\(TypeNames.literal(type.type, named: name)).self\(keeps)) \(closure) }
             """]
         if !singletons.isEmpty {
             let list = singletons.joined(separator: ", ")
-            let (keeps, them) = singletons.count == 1 ? ("keeps", "it") : ("keep", "them")
-            advice.append("A reset does not rebuild a singleton: \(list) \(keeps) it until registered again. Register "
-                + "\(list) again too, or make \(them) .scoped.")
+            advice.append("A reset does not rebuild a singleton: \(list) \(one(singletons, "keeps", "keep")) it until "
+                + "registered again. Register \(list) again too, or make \(one(singletons, "it", "them")) .scoped.")
         }
         if !weak.isEmpty {
-            advice.append("\(weak.joined(separator: ", ")) (.weak) keep it until nothing holds them; the next "
-                + "resolve then builds them with the new one.")
+            let them = one(weak, "it", "them")
+            advice.append("\(weak.joined(separator: ", ")) (.weak) \(one(weak, "keeps", "keep")) it until nothing holds "
+                + "\(them); the next resolve then builds \(them) with the new one.")
         }
         let all = cached.map { names.name($0.0) }.sorted().joined(separator: ", ")
         report("Injection: \(name) was registered again while cached instances still hold \(held): \(all). "

@@ -33,4 +33,7 @@ int64_t test_atomic_load(const int64_t *_Nonnull word);
 /// Stores, with release ordering, a word other threads read with `test_atomic_load`.
 void test_atomic_store(int64_t *_Nonnull word, int64_t value);
 
+/// How many threads the process has now (the kernel's count), or -1 if it cannot tell.
+long test_thread_count(void);
+
 #endif
