@@ -33,7 +33,7 @@ import Injection
     }
 
     /// Whether the calling thread has the library's per-thread state (made by its first resolve).
-    public static var currentThreadHasState: Bool { ThreadState.current != nil }
+    public static var currentThreadHasState: Bool { _injection_thread_state() != nil }
 
     /// Installs points where a test acts while a synchronous resolve in `container` starts waiting for
     /// another resolution's build: before it joins the wait-for graph, and after. Each gets the type being
@@ -211,5 +211,5 @@ extension ContainerState {
     func isBuilding(_ key: AnyType, by owner: Resolution) -> Bool { slots[key]?.isBuilt(by: owner) == true }
 
     /// How many keys hold an instance or a build that a reset would visit (a test probe).
-    var resettableCount: Int { resettable.filter { slots[$0] != nil }.count }
+    var resettableCount: Int { Set(resettable).filter { slots[$0] != nil }.count }
 }

@@ -24,7 +24,7 @@ struct VerifyParkedThreadsTests {
     @Test("twenty failing verify() calls leave no more parked threads than one, and report the same problems each time")
     func repeatedFailingVerifyParksNoMoreThreads() async {
         // In a process of its own: the thread count is the process's, which parallel tests would disturb.
-        await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             let container = InjectionContainer()
             container.register(ParkProfile.self) { ParkProfile() }
             container.register(ParkFeed.self) { ParkFeed() }
@@ -35,14 +35,28 @@ struct VerifyParkedThreadsTests {
                     return "passed"
                 } catch { return error.problems.map { "\($0.kind) \($0.chain)" }.joined(separator: "; ") }
             }
+            // A verification's last worker signals it is done just before its thread exits: a count taken at once may
+            // still see it. Each count waits (up to 10 s) for such a thread to go; parked threads never do.
+            func threads(atMost limit: Int = .max) -> Int {
+                let deadline = Date(timeIntervalSinceNow: 10)
+                var count = test_thread_count(), previous = -1
+                while (count > limit || count != previous) && Date() < deadline {
+                    Thread.sleep(forTimeInterval: 0.02)
+                    (previous, count) = (count, test_thread_count())
+                }
+                return count
+            }
             let first = verify()
-            let afterOne = test_thread_count()
+            let afterOne = threads()
             var same = true
             for _ in 1...19 { same = same && verify() == first }
-            let afterTwenty = test_thread_count()
+            let afterTwenty = threads(atMost: afterOne)
             FileHandle.standardError.write(Data("\(first) | \(afterOne) | \(afterTwenty) | \(same)\n".utf8))
             exit(afterOne > 0 && afterTwenty <= afterOne && same && first.contains("notRegistered") ? 0 : 1)
         }
+        // first problems | threads after one call | after twenty | the same problems each time
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("| true"), "\(output)")
     }
 
     @Test("verify(registeredLater:) passes a graph whose session type is registered at login, and verify() does not")

@@ -156,17 +156,15 @@ extension InjectionContainer {
         defer { _ = keptAlive }
         let builtWithIt = observations.withLock { $0.dependencies.filter { $0.value.contains(type) }.map(\.key) }
         guard !builtWithIt.isEmpty else { return }
-        let (cached, lifetime) = state.withLock { state in
-            (state.holders(among: builtWithIt, keepingAliveIn: &keptAlive).map { ($0, state[$0]?.lifetime) },
-             state[type]?.lifetime)
+        let (cached, lifetime) = state.withLock { state in  // Those that hold an instance, and their lifetimes.
+            (builtWithIt.filter { state.slots[$0]?.hasLiveInstance(keepingAliveIn: &keptAlive) == true }
+                .map { ($0, state[$0]?.lifetime) }, state[type]?.lifetime)
         }
         guard !cached.isEmpty, observations.withLock({ $0.reportedStale.insert(type).inserted }) else { return }
         let name = names.name(type)
         // What rebuilds each holder: a reset for a scoped one; for a singleton, only registering it again.
-        func holders(_ kept: InjectionLifetime) -> [String] {
-            cached.filter { $0.1 == kept }.map { names.name($0.0) }.sorted()
-        }
-        let (scoped, singletons, weak) = (holders(.scoped), holders(.singleton), holders(.weak))
+        let lists = [.scoped, .singleton, .weak].map { kept in cached.filter { $0.1 == kept }.map { names.name($0.0) }.sorted() }
+        let (scoped, singletons, weak) = (lists[0], lists[1], lists[2])
         // A builder's registration takes the model: `register(B.self) { builder in ... }`; the line keeps the lifetime.
         let (held, closure) = type.isBuilder
             ? ("what the old one built", "{ builder in ... }") : ("the old one", "{ ... }")
@@ -327,10 +325,18 @@ extension [WeakReference] {
 
 /// What the diagnostics ask of a container's state.
 extension ContainerState {
-    /// Those of `keys` that hold an instance (cached, or held weakly and still alive). Reading a weak reference
-    /// takes a strong one, which may turn out to be the last: a live weak instance is appended to `keptAlive`,
-    /// to be released after unlocking, so its `deinit` never runs under the lock.
-    func holders(among keys: [AnyType], keepingAliveIn keptAlive: inout [AnyObject]) -> [AnyType] {
-        keys.filter { slots[$0]?.hasLiveInstance(keepingAliveIn: &keptAlive) == true }
+    /// What a `notRegistered` message for `key` tells of what was registered: the keys registered for its type
+    /// (their `Value`), for a type, and what ``removed`` remembers of `key`. Only on that failure path: a pass
+    /// over the table's keys, the words only. (Among 32,768 registrations, a failed resolve took 46 ms in a
+    /// debug build with a copy of every slot; 18 ms with the keys, 0.4 ms in release.)
+    func registered(around key: AnyType) -> (keys: [AnyType], removed: (file: StaticString, byRemoveAll: Bool)?) {
+        // Compared as identities: `==` on metatypes takes `any ~Copyable.Type`, whose metadata needs the Swift
+        // 5.7 runtime (iOS 16, macOS 13).
+        func value<Key: InjectionKey>(of _: Key.Type) -> ObjectIdentifier { ObjectIdentifier(Key.Value.self) }
+        let type = ObjectIdentifier(key.type)
+        let keys = key.isKey || key.isBuilder ? [] : slots.keys.filter { candidate in
+            candidate.isKey && (candidate.type as? any InjectionKey.Type).map { value(of: $0) } == type
+        }
+        return (keys, removed[key])
     }
 }

@@ -35,7 +35,7 @@ package final class Build: @unchecked Sendable {
 /// Lock order: a container's lock → the graph's lock (``finished(_:)`` is called under the former).
 extension Build {
     /// A frame of a waiting resolution, as the graph keeps it.
-    typealias Link = (container: ObjectIdentifier, type: AnyType)
+    package typealias Link = (container: ObjectIdentifier, type: AnyType)
 
     /// The graph's lock: it orders every read and write of `Resolution.waiting` and ``isFinished``.
     private static let graphLock = LockedState(())

@@ -12,6 +12,8 @@ package struct ContainerState {
         /// Whether the next run of the factory records what it resolves, for the graph: once per
         /// registration (and by `verify()`), so a factory that runs again costs nothing extra.
         var recordsEdges = true
+        /// Whether the key is in ``ContainerState/resettable``.
+        var isResettable = false
         // What ``held`` says, one field per case, at most one set: an enum of class references would keep
         // its case in the references' spare bits, where a leak checker no longer sees them as references
         // (LeakSanitizer reported the instances a container kept alive as leaks).
@@ -32,6 +34,9 @@ package struct ContainerState {
             default: return false
             }
         }
+
+        /// The cached instance, if the slot holds one (a `.weak` one is not cached).
+        var cached: Box? { instance }
 
         /// Whether the resolution `owner` is building the key's instance.
         package func isBuilt(by owner: Resolution) -> Bool {
@@ -79,11 +84,12 @@ package struct ContainerState {
     }
 
     /// Every key's slot.
-    package private(set) var slots: [AnyType: Slot] = [:]
+    package var slots: [AnyType: Slot] = [:]
     /// The keys whose slot held a build or an instance of a lifetime a reset ends since the last reset: what
     /// the next reset visits, so that it costs what the scope holds, not what the container ever held (the
-    /// reset floor: reset + resolve beside 65,536 cached singletons within 2x of beside none).
-    package private(set) var resettable: Set<AnyType> = []
+    /// reset floor: reset + resolve beside 65,536 cached singletons within 2x of beside none). Each key once,
+    /// while its slot says so (``Slot/isResettable``); a key registered again since may come twice.
+    package private(set) var resettable: [AnyType] = []
     /// Bumped by every reset and by ``removeAll()``. A build whose resolution started in an older epoch is
     /// never cached (but for a singleton's).
     package private(set) var epoch: UInt64 = 0
@@ -103,7 +109,7 @@ package struct ContainerState {
     }
 
     /// The registration for `key`, if any.
-    package subscript(key: AnyType) -> Registration? { slots[key]?.registration }
+    package subscript(key: AnyType) -> Registration? { slots.index(forKey: key).map { slots.values[$0].registration } }
 
     /// Every registration, in no particular order.
     var registrations: [Registration] { slots.values.map(\.registration) }
@@ -128,6 +134,13 @@ package struct ContainerState {
         case asyncFactory(InjectionLifetime)
     }
 
+    /// The cached instance of `key`, if there is one: what most resolves come for, in one lookup and with no copy
+    /// of the slot (the cached resolve floor, ≤ 1.3x of a mutex and a dictionary, fails with ``claim``'s work).
+    package mutating func cached(_ key: AnyType) -> Box? {
+        guard let index = slots.index(forKey: key) else { return nil }
+        return modify(&slots.values[index]) { $0.cached }
+    }
+
     /// A cached instance, a build to wait for, or a claim to build `key`.
     ///
     /// - Parameters:
@@ -140,14 +153,11 @@ package struct ContainerState {
         _ key: AnyType, in container: ObjectIdentifier, isAsync: Bool, isInChain: @autoclosure () -> Bool,
         isOnMainActor: () -> Bool, owner: Resolution?
     ) -> Claim {
-        guard slots[key] != nil else { return .notRegistered }
-        let claim = modify(&slots[key]!) { [epoch] slot -> Claim in
+        guard let index = slots.index(forKey: key) else { return .notRegistered }
+        let claim = modify(&slots.values[index]) { [epoch] slot -> Claim in
+            if let box = slot.cached { return .cached(box) }
             let registration = slot.registration
-            switch slot.held {
-            case .instance(let box): return .cached(box)
-            case .weak(let reference): if let box = reference.box { return .cached(box) }
-            case .building, .waited, .nothing: break
-            }
+            if case .weak(let reference) = slot.held, let box = reference.box { return .cached(box) }
             if isInChain() { return .cycle }
             if registration.kind == .mainActor && !isOnMainActor() { return isAsync ? .hop : .wrongIsolation }
             // Never block a thread on async work: a synchronous resolve cannot build or wait for it.
@@ -163,11 +173,14 @@ package struct ContainerState {
             guard registration.lifetime != .transient else {
                 return .build(registration, owner: nil, recordsEdges: slot.recordsEdges, epoch: epoch)
             }
-            let owner = owner ?? Resolution()
+            let owner = owner ?? .make()
             slot.held = .building(owner)
             return .build(registration, owner: owner, recordsEdges: slot.recordsEdges, epoch: epoch)
         }
-        if case .build(let made, _?, _, _) = claim, made.lifetime != .singleton { resettable.insert(key) }
+        if case .build(let made, _?, _, _) = claim, made.lifetime != .singleton, !slots.values[index].isResettable {
+            slots.values[index].isResettable = true
+            resettable.append(key)
+        }
         return claim
     }
 
@@ -185,8 +198,8 @@ package struct ContainerState {
         _ registration: Registration, owner: Resolution?, epoch buildEpoch: UInt64, instance: Box?,
         recordedEdges: Bool
     ) -> Completion {
-        guard slots[registration.type] != nil else { return (false, nil, []) }
-        return modify(&slots[registration.type]!) { [epoch] slot in
+        guard let index = slots.index(forKey: registration.type) else { return (false, nil, []) }
+        return modify(&slots.values[index]) { [epoch] slot in
             var completion: Completion = (false, nil, [])
             guard slot.registration === registration else { return completion }
             if instance != nil && recordedEdges { slot.recordsEdges = false }
@@ -212,7 +225,9 @@ package struct ContainerState {
 
     /// Whether `build` is still in progress (a waiter keeps waiting) or was finished or abandoned.
     package func isBuilding(_ build: Build) -> Bool {
-        if case .waited(let current)? = slots[build.type]?.held { current === build } else { false }
+        guard let index = slots.index(forKey: build.type) else { return false }
+        if case .waited(let current) = slots.values[index].held { return current === build }
+        return false
     }
 
     // MARK: - Changing
@@ -268,7 +283,11 @@ package struct ContainerState {
     package mutating func reset() -> Evictions {
         epoch &+= 1
         var evictions = Evictions()
-        for key in resettable where slots[key] != nil { evictions.empty(&slots[key]!, unlessSingleton: true) }
+        for key in resettable {
+            guard let index = slots.index(forKey: key) else { continue }
+            slots.values[index].isResettable = false
+            evictions.empty(&slots.values[index], unlessSingleton: true)
+        }
         resettable = []
         return evictions
     }
@@ -306,38 +325,14 @@ package struct ContainerState {
         return evictions
     }
 
-    /// What a `notRegistered` message for `key` tells of what was registered: the keys registered for its type
-    /// (their `Value`), for a type, and what ``removed`` remembers of `key`. Only on that failure path: a pass
-    /// over the table's keys, the words only. (Among 32,768 registrations, a failed resolve took 46 ms in a
-    /// debug build with a copy of every slot; 18 ms with the keys, 0.4 ms in release.)
-    func registered(around key: AnyType) -> (keys: [AnyType], removed: (file: StaticString, byRemoveAll: Bool)?) {
-        // Compared as identities: `==` on metatypes takes `any ~Copyable.Type`, whose metadata needs the Swift
-        // 5.7 runtime (iOS 16, macOS 13).
-        func value<Key: InjectionKey>(of _: Key.Type) -> ObjectIdentifier { ObjectIdentifier(Key.Value.self) }
-        let type = ObjectIdentifier(key.type)
-        let keys = key.isKey || key.isBuilder ? [] : slots.keys.filter { candidate in
-            candidate.isKey && (candidate.type as? any InjectionKey.Type).map { value(of: $0) } == type
-        }
-        return (keys, removed[key])
-    }
-
-    /// Abandons the builds `owner` started: its thread will never finish them (`verify()` parks it).
-    /// Returns their keys, and their waiters to wake as a reset's are (`abandoned`, `waiters`).
-    mutating func abandonBuilds(of owner: Resolution) -> (keys: [AnyType], evictions: Evictions) {
-        var evictions = Evictions()
-        let keys = slots.keys.filter { slots[$0]!.isBuilt(by: owner) }
-        for key in keys { evictions.empty(&slots[key]!) }
-        return (keys, evictions)
-    }
-
     /// Takes `instance` out of `registration`, the one that cached it, if it is still there: its
     /// `postConstruction`, or one in its graph, failed. (Not out of whatever is registered for its key now:
     /// a newer registration's instance is another one.) Neither told nor tracked: it never finished its
     /// construction.
     mutating func evict(_ instance: Box, from registration: Registration) -> Evictions {
         var evictions = Evictions()
-        guard slots[registration.type] != nil else { return evictions }
-        modify(&slots[registration.type]!) { slot in
+        guard let index = slots.index(forKey: registration.type) else { return evictions }
+        modify(&slots.values[index]) { slot in
             guard slot.registration === registration else { return }
             switch slot.held {
             case .instance(let box) where box === instance:

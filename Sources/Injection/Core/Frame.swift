@@ -1,10 +1,12 @@
+import _InjectionPlatform
+
 /// One run of a factory (or of a builder's build closure): a link of its resolution's chain.
 ///
 /// A frame is retained by the binding of the code its factory runs, by the task-local binding of tasks
 /// started there, and by deferred `postConstruction` calls; each keeps its parent alive, and a long chain is
 /// released in a loop. Immutable but for what its own resolution's thread records in it while its factory
 /// runs (``resolved``, ``collected``): other tasks reading the chain never see those.
-final class Frame: @unchecked Sendable {
+package final class Frame: @unchecked Sendable {
     let container: ObjectIdentifier
     /// The requested type: the registered type, the `InjectionKey` type, or a builder model type.
     let type: AnyType
@@ -24,10 +26,12 @@ final class Frame: @unchecked Sendable {
     /// One bit per type in the chain, this frame's included (see ``bit(of:)``): a type whose bit is clear is
     /// not in the chain, which answers most cycle checks with no walk.
     let mask: UInt64
+    /// Whether this frame is the root of its resolution.
+    let isRoot: Bool
     private(set) var parent: Frame?
     /// The frame whose build collects what this one resolves, when it runs inside a build that keeps its
     /// instance (a transient, an alias or a builder's closure keeps nothing of its own).
-    private var outerCollector: Frame?
+    private let outerCollector: Frame?
     /// What this frame's factory resolved from its container, for the graph's edges.
     var resolved: [AnyType] = []
     /// What the build of a kept instance resolved, directly or through what keeps nothing of its own, for the
@@ -42,9 +46,10 @@ final class Frame: @unchecked Sendable {
     ) {
         self.isUnbound = parent?.isUnbound ?? isUnbound
         (self.container, self.type, self.parent) = (container, type, parent)
+        isRoot = startsResolution || parent == nil
         (self.startsResolution, self.recordsEdges, self.keepsInstance) = (startsResolution, recordsEdges, keepsInstance)
         let continues = !startsResolution && parent != nil
-        self.resolution = resolution ?? (continues ? parent!.resolution : Resolution())
+        self.resolution = resolution ?? (continues ? parent!.resolution : .make())
         let inParent = parent?.container == container
         self.epoch = continues && inParent ? parent!.epoch : epoch
         mask = (parent?.mask ?? 0) | Self.bit(of: type)
@@ -54,18 +59,15 @@ final class Frame: @unchecked Sendable {
 
     deinit {
         // A long chain is released one frame at a time: each parent that only this chain holds is detached
-        // from its own parent before it goes, so no `deinit` runs inside another.
-        outerCollector = nil
+        // from its own parent before it goes, so no `deinit` runs inside another. (A collector, an ancestor that
+        // frames below it share, goes with the last of them: one level deeper, whatever the chain's length.)
         var next = parent
         parent = nil
         while isKnownUniquelyReferenced(&next), let frame = next {
             next = frame.parent
-            (frame.parent, frame.outerCollector) = (nil, nil)
+            frame.parent = nil
         }
     }
-
-    /// Whether this frame is the root of its resolution.
-    var isRoot: Bool { startsResolution || parent == nil }
 
     /// The frame that collects what this one resolves (see ``collected``).
     var collector: Frame? { keepsInstance ? self : outerCollector }
@@ -120,70 +122,93 @@ final class Frame: @unchecked Sendable {
 /// What belongs to a whole resolution rather than to one frame: the builds it owns point here, the
 /// wait-for graph follows it, and it collects the `postConstruction` calls deferred to its end.
 ///
-/// Touched by its own thread (or task) only, but for ``waiting`` (under the wait-for graph's lock) and
-/// whether it has ended (under a lock of its own: tasks started inside its factories ask).
-package final class Resolution: @unchecked Sendable {
-    /// The build this resolution is blocked on, and its chain from its root to the frame that waits.
-    var waiting: (build: Build, chain: [Build.Link])?
-    /// The `postConstruction` calls deferred until the top-level resolve has built and cached everything,
-    /// so a back-reference to any type of the graph finds it, each returning its failure; and what undoes
-    /// what nested frames cached, should one fail.
-    private var deferred: [() -> InjectionError?] = [], undo: [() -> Void] = []
-    /// How many frames of the chain below `top` have each type: kept once a chain's ``Frame/mask`` stops
-    /// answering (about 64 levels deep), so a cycle check costs the same at any depth.
-    private var index: (top: Frame?, counts: [AnyType: Int])?
-    private let ended = LockedState(false)
+/// Touched by its own thread (or task) only, but for ``waiting`` (under the wait-for graph's lock) and whether it
+/// has ended (an atomic word: tasks started inside its factories ask). One allocation: the fields are a
+/// `ManagedBuffer`'s header, read with no run-time exclusivity check, and the ended word its one element (the
+/// transient graph floor, ≤ 6x of direct construction, fails with a lock of its own and checked fields).
+package final class Resolution: ManagedBuffer<Resolution.Fields, UInt64> {
+    /// `waiting`: the build this resolution is blocked on, and its chain from its root to the frame that waits.
+    /// `deferred`: the `postConstruction` calls deferred until the top-level resolve has built and cached
+    /// everything, so a back-reference to any type of the graph finds it, each returning its failure; `undo`: what
+    /// undoes what nested frames cached, should one fail. `index`: how many frames of the chain below `top` have
+    /// each type, kept once a chain's ``Frame/mask`` stops answering (about 64 levels deep), so a cycle check costs
+    /// the same at any depth.
+    package typealias Fields = (
+        waiting: (build: Build, chain: [Build.Link])?, deferred: [() -> InjectionError?], undo: [() -> Void],
+        index: (top: Frame?, counts: [AnyType: Int])?
+    )
+
+    /// A new resolution.
+    static func make() -> Resolution {
+        // `create` is the superclass's, typed as it: a `Resolution` by construction (an `as!` walks the class
+        // hierarchy on every root build: the transient graph floor).
+        let resolution = unsafeDowncast(create(minimumCapacity: 1) { _ in (nil, [], [], nil) }, to: Resolution.self)
+        resolution.withUnsafeMutablePointerToElements { $0.initialize(to: 0) }
+        return resolution
+    }
+
+    private var fields: UnsafeMutablePointer<Fields> { withUnsafeMutablePointerToHeader { $0 } }
+
+    /// See ``Fields``; under the wait-for graph's lock.
+    var waiting: (build: Build, chain: [Build.Link])? {
+        get { fields.pointee.waiting }
+        set { fields.pointee.waiting = newValue }
+    }
 
     /// Whether `frame`'s chain may contain `key` (`false`: it does not).
     func index(below frame: Frame, mayContain key: AnyType) -> Bool {
-        if index == nil || index!.top !== frame {
-            index = (frame, [:])
-            for link in frame.chain { index!.counts[link.type, default: 0] += 1 }
+        let fields = fields
+        if fields.pointee.index?.top !== frame || fields.pointee.index == nil {
+            fields.pointee.index = (frame, [:])
+            for link in frame.chain { fields.pointee.index!.counts[link.type, default: 0] += 1 }
         }
-        return index!.counts[key] != nil
+        return fields.pointee.index!.counts[key] != nil
     }
 
     /// Notes that `frame`, a frame of this resolution, starts running its factory.
     func enter(_ frame: Frame) {
-        guard index != nil, index!.top === frame.parent else { return }
-        index!.top = frame
-        index!.counts[frame.type, default: 0] += 1
+        let fields = fields
+        guard fields.pointee.index != nil, fields.pointee.index!.top === frame.parent else { return }
+        fields.pointee.index!.top = frame
+        fields.pointee.index!.counts[frame.type, default: 0] += 1
     }
 
     /// Notes that `frame`'s factory returned.
     func leave(_ frame: Frame) {
-        guard index != nil, index!.top === frame else { return }
-        index!.top = frame.parent
-        index!.counts[frame.type]! -= 1
-        if index!.counts[frame.type] == 0 { index!.counts[frame.type] = nil }
+        let fields = fields
+        guard fields.pointee.index != nil, fields.pointee.index!.top === frame else { return }
+        fields.pointee.index!.top = frame.parent
+        fields.pointee.index!.counts[frame.type]! -= 1
+        if fields.pointee.index!.counts[frame.type] == 0 { fields.pointee.index!.counts[frame.type] = nil }
     }
 
-    /// Defers `work` (a `postConstruction`) to the end of the resolution; see ``deferred``.
-    func deferToEnd(_ work: @escaping () -> InjectionError?) { deferred.append(work) }
+    /// Defers `work` (a `postConstruction`) to the end of the resolution; see ``Fields``.
+    func deferToEnd(_ work: @escaping () -> InjectionError?) { fields.pointee.deferred.append(work) }
 
     /// Adds a step that undoes what a nested frame cached, should a deferred step fail.
-    func undoOnFailure(_ step: @escaping () -> Void) { undo.append(step) }
+    func undoOnFailure(_ step: @escaping () -> Void) { fields.pointee.undo.append(step) }
 
     /// Whether its root's factory has returned. A task started inside one of its factories holds its frames
     /// and may outlive it: once it has ended, such a task resolves as a resolution of its own, with no chain.
-    var hasEnded: Bool { ended.withLock { $0 } }
+    var hasEnded: Bool { withUnsafeMutablePointerToElements { _injection_load_u64($0) } != 0 }
 
     /// Marks it ended (see ``hasEnded``).
-    func end() { ended.withLock { $0 = true } }
+    func end() { withUnsafeMutablePointerToElements { _injection_store_u64($0, 1) } }
 
     /// Runs the deferred `postConstruction` calls (and any they defer in turn), then marks the resolution
     /// ended; returns the first failure. If one fails, everything this resolution cached is evicted too, so
     /// nothing stays cached holding an instance that was evicted for it.
     func close() -> InjectionError? {
         defer { end() }
+        let fields = fields
         var failure: InjectionError?, next = 0
-        while next < deferred.count {  // A step may defer more: read the count anew each time.
-            let step = deferred[next]
+        while next < fields.pointee.deferred.count {  // A step may defer more: read the count anew each time.
+            let step = fields.pointee.deferred[next]
             if let error = step(), failure == nil { failure = error }
             next += 1
         }
-        let undo = self.undo
-        (deferred, self.undo, index) = ([], [], nil)
+        let undo = fields.pointee.undo
+        (fields.pointee.deferred, fields.pointee.undo, fields.pointee.index) = ([], [], nil)
         if failure != nil { for evict in undo { evict() } }
         return failure
     }

@@ -31,6 +31,7 @@ extension InjectionContainer {
         _ requested: AnyType, binding: Binding?, thread: ThreadState?, isOnMainActor: () -> Bool
     ) throws(InjectionError) -> Box {
         try observe(requested, in: binding)
+        if let instance = state.withLock({ $0.cached(requested) }) { return instance }
         let parent = binding?.frame, startsResolution = binding?.startsResolution ?? false
         if parent != nil { try checkStack(thread, resolving: requested, parent: parent) }
         // A build continues its parent's resolution, or starts one, whose root frame it is.
@@ -128,14 +129,14 @@ extension InjectionContainer {
         _ requested: AnyType, parent: Frame?, isAsync: Bool, owner: Resolution?,
         isOnMainActor: () -> Bool = { false }, isInChain: @autoclosure () -> Bool
     ) throws(InjectionError) -> ContainerState.Claim {
-        if let failure = verification?.failure(for: requested) { throw failure }
+        if verification != nil, let failure = verification?.failure(for: requested) { throw failure }
         let id = ObjectIdentifier(self)
         let claim = state.withLock { state in
             state.claim(requested, in: id, isAsync: isAsync, isInChain: isInChain(), isOnMainActor: isOnMainActor,
                         owner: owner)
         }
         // A strict test's build of a launch registration: reported once unlocked (the report runs test code).
-        if let report = strict?.report, case .build(let registration, _, _, _) = claim,
+        if case .build(let registration, _, _, _) = claim, let report = strict?.report,
            strict?.launch[ObjectIdentifier(registration)] != nil { reportLaunchRegistration(requested, report: report) }
         switch claim {
         case .notRegistered:
@@ -171,7 +172,8 @@ extension InjectionContainer {
         let instance = try? outcome.get()
         // `nil` means "not available yet": the next resolve runs the factory again.
         let cacheable = instance.map { registration.lifetime == .transient || !$0.isNilOptional } ?? false
-        let completion = state.withLock { state in
+        // A transient whose factory records no edges has nothing to complete: no lock (the transient graph floor).
+        let completion: ContainerState.Completion = owner == nil && !frame.recordsEdges ? (false, nil, []) : state.withLock { state in
             let completion = state.complete(
                 registration, owner: owner, epoch: frame.epoch, instance: cacheable ? instance : nil,
                 recordedEdges: frame.recordsEdges)
@@ -314,21 +316,13 @@ extension InjectionContainer {
     /// Fails with ``InjectionError/Kind/tooDeep`` when the thread has less than
     /// ``ThreadState/stackReserve`` of stack left, instead of letting one more nested factory overflow it.
     func checkStack(_ thread: ThreadState?, resolving requested: AnyType, parent: Frame?) throws(InjectionError) {
-        let limit = thread?.stackLimit ?? {
-            var low: UInt = 0, size: UInt = 0
-            _injection_thread_stack(&low, &size)
-            return low + ThreadState.stackReserve
-        }()
-        if _injection_stack_position() < limit, let error = tooDeep(requested, parent: parent) { throw error }
-    }
-
-    /// The `tooDeep` error, or `nil` if the code runs below the thread's stack altogether (on a stack of
-    /// its own, as coroutine libraries and alternate signal stacks do), where the check knows nothing.
-    private func tooDeep(_ requested: AnyType, parent: Frame?) -> InjectionError? {
+        guard _injection_stack_position() < thread?.stackLimit ?? ThreadState.currentOrNew?.stackLimit ?? 0 else { return }
         var low: UInt = 0, size: UInt = 0
         _injection_thread_stack(&low, &size)
-        guard _injection_stack_position() >= low else { return nil }
-        return .tooDeep(requested, chain: chain(parent, then: requested), stackSize: size, names: names)
+        // Below the thread's stack altogether (on a stack of its own, as coroutine libraries and alternate signal
+        // stacks use), the check knows nothing.
+        guard _injection_stack_position() >= low else { return }
+        throw .tooDeep(requested, chain: chain(parent, then: requested), stackSize: size, names: names)
     }
 
     /// The cycle error for `path`, whose advice depends on whether a type on it keeps its instance.

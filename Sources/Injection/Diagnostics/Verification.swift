@@ -64,8 +64,12 @@ final class Verification: Sendable {
         record(error)
         if let frame { container.abandon(frame, failure: error) }
         if let root = Self.workers.withLock({ $0[Self.threadIdentity] }) {
-            let kept = progress.withLock { $0.registrations }
-            Self.parked.withLock { $0[Set(kept.map(ObjectIdentifier.init)), default: (kept, [:])].roots[root] = error }
+            // The root, and the keys whose builds it abandoned: checked again, each would park another thread.
+            let (kept, failures) = progress.withLock { ($0.registrations, $0.failures) }
+            Self.parked.withLock { parked in
+                let identity = Set(kept.map(ObjectIdentifier.init))
+                parked[identity, default: (kept, [:])].roots.merge(failures.merging([root: error]) { $1 }) { old, _ in old }
+            }
             finishItem()
             startWorker()
         }
@@ -132,5 +136,16 @@ extension InjectionContainer {
             for key in keys { verification?.fail(key, with: failure) }
             return evictions
         }
+    }
+}
+
+extension ContainerState {
+    /// Abandons the builds `owner` started: its thread will never finish them (`verify()` parks it).
+    /// Returns their keys, and their waiters to wake as a reset's are (`abandoned`, `waiters`).
+    mutating func abandonBuilds(of owner: Resolution) -> (keys: [AnyType], evictions: Evictions) {
+        var evictions = Evictions()
+        let keys = slots.keys.filter { slots[$0]!.isBuilt(by: owner) }
+        for key in keys { evictions.empty(&slots[key]!) }
+        return (keys, evictions)
     }
 }
