@@ -1,5 +1,6 @@
 #if defined(__linux__)
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <sched.h>
 #include <unistd.h>
 #endif
@@ -41,6 +42,22 @@ int cmallocstats_pin_thread(int index) {
 #else
 int cmallocstats_pin_thread(int index) {
     (void)index;
+    return 0;
+}
+#endif
+
+#if defined(__linux__)
+size_t cmallocstats_thread_stack_size(void) {
+    pthread_attr_t attributes;
+    if (pthread_getattr_np(pthread_self(), &attributes) != 0) return 0;
+    void *low = NULL;
+    size_t size = 0;
+    pthread_attr_getstack(&attributes, &low, &size);
+    pthread_attr_destroy(&attributes);
+    return size;
+}
+#else
+size_t cmallocstats_thread_stack_size(void) {
     return 0;
 }
 #endif

@@ -80,7 +80,7 @@ struct Options: Sendable {
           --smoke        one short iteration of everything (CI); numbers are meaningless
           --runs N       timed runs per row, best reported (default 7)
           --filter NAME  only scenarios whose key or title contains NAME, e.g. cached, transient, threads,
-                         isolated, login, register, memory
+                         isolated, login, register, memory, launch, container-resolve, reset-singletons, chain
           --json PATH    also write the results, toolchain and machine as JSON
           --toolchain S  the toolchain string to record (default: the compiler version compiled in)
         Build in release for real numbers: swift run -c release --package-path Benchmarks InjectionBenchmarks
@@ -275,6 +275,43 @@ private final class TwoThreadRun: @unchecked Sendable {
 /// other on one core, which makes a "2 threads" figure a single-thread one.
 func pinToProcessor(_ index: Int) {
     _ = cmallocstats_pin_thread(Int32(index))
+}
+
+// MARK: - A thread of its own
+
+/// Runs `body` on a new thread with a stack of `stackSize` bytes and returns its timing; the thread's
+/// start and end stay out of the figure (`body` reads the clock itself, e.g. with ``timed(_:_:)``).
+/// Checks, where the platform tells (Linux), that the thread really got at least that much stack.
+func onNewThread(stackSize: Int, _ body: @escaping @Sendable () -> Timing) -> Timing {
+    let result = ThreadResult()
+    let thread = Thread {
+        let size = cmallocstats_thread_stack_size()
+        precondition(size == 0 || size >= stackSize, "asked for a \(stackSize >> 10) KiB stack, got \(size >> 10) KiB")
+        result.set(body())
+    }
+    thread.stackSize = stackSize
+    thread.start()
+    return result.wait()
+}
+
+/// The timing a thread of ``onNewThread(stackSize:_:)`` hands back.
+private final class ThreadResult: @unchecked Sendable {  // `timing`: under `condition`.
+    private let condition = NSCondition()
+    private var timing: Timing?
+
+    func set(_ timing: Timing) {
+        condition.lock()
+        self.timing = timing
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func wait() -> Timing {
+        condition.lock()
+        defer { condition.unlock() }
+        while timing == nil { condition.wait() }
+        return timing!
+    }
 }
 
 // MARK: - Memory

@@ -89,7 +89,8 @@ struct Report {
 
         ns/op: best run. 1, 4: per resolve. 2: per graph (4 objects). 3: wall time / total resolves on both \
         threads. 5: per cycle (5 resolves + 1 reset). 6 register: per registered type; resolve-one: per resolve; verify: \
-        one verify() of 10,000 registrations / 10,000.
+        one verify() of 10,000 registrations / 10,000. 8: per type. 9: per resolve. 10: per reset + resolve. \
+        11: per level (factory run).
         vs (b)/(c): best / best of the scenario's (b) and (c) rows (2: (b) factory registry, (c) direct \
         construction; 4: scenario 1's).
         """)
@@ -110,6 +111,8 @@ struct Report {
         var limit: String
         /// `nil`: not measured in this run (filtered out, or not measurable).
         var pass: Bool?
+        /// `false`: an informational line, printed with no verdict.
+        var floor = true
     }
 
     func targets() -> [Target] {
@@ -137,68 +140,73 @@ struct Report {
                 + "\(format(top.best)) vs \(format(bottom.best)) \(unit) = \(formatRatio(top.best / bottom.best)))"
             targets.append(Target(name: name, measured: measured, limit: limit, pass: passes(median)))
         }
-        ratio("cached resolve within 1.2x of baseline (b)", "<= 1.20x", K.cached, L.injection, L.baselineB,
-              label: "Injection / (b)", passes: { $0 <= 1.2 })
-        ratio("transient 3-level graph within 3.5x of direct construction", "<= 3.50x",
-              K.transient, L.injection, L.direct, label: "Injection / direct", passes: { $0 <= 3.5 })
-        ratio("2 threads: within 2x of the floor's own 2-thread figure", "<= 2.00x",
-              K.threads, L.injection, L.floor, label: "Injection / floor (2 threads)", passes: { $0 <= 2 })
-        ratio("isolated-container lookup adds at most 10% to a cached resolve", "<= 1.10x",
-              K.isolated, L.isolated, L.processWide, label: "withContainer / process-wide", passes: { $0 <= 1.1 })
-        // Cycle detection cannot be switched off; a cached resolve made inside a running factory carries
-        // the chain it follows, so that resolve against a top-level one bounds its cost.
-        ratio("cycle detection adds at most 10% to a cached resolve", "<= 1.10x",
-              K.isolated, L.inFactory, L.processWide, label: "inside a factory (chain present) / top level",
-              passes: { $0 <= 1.1 })
-        ratio("login/logout at least 3x faster than Swinject's resetObjectScope", ">= 3.00x",
+        // Issue 39's speed floors, in its table's order and words.
+        ratio("cached resolve, against (b)", "<= 1.30x", K.cached, L.injection, L.baselineB,
+              label: "Injection / (b)", passes: { $0 <= 1.3 })
+        ratio("isolated container, against the process-wide resolve", "<= 1.20x",
+              K.isolated, L.isolated, L.processWide, label: "withContainer / process-wide", passes: { $0 <= 1.2 })
+        ratio("3-level transient graph, against direct construction", "<= 6.00x",
+              K.transient, L.injection, L.direct, label: "Injection / direct", passes: { $0 <= 6 })
+        ratio("2 threads contended, against (b)'s own 2-thread figure", "<= 2.00x",
+              K.threads, L.injection, L.baselineB, label: "Injection / (b) (2 threads)", passes: { $0 <= 2 })
+        ratio("login/logout, against Swinject", ">= 3.00x faster",
               K.login, L.swinject, L.injection, label: "Swinject / Injection", unit: "ns/cycle", passes: { $0 >= 3 })
-        ratio("launch: register (warm registry) per type within 1.5x of (c2)", "<= 1.50x",
-              K.launchRegister, L.injection, L.seed, label: "Injection / (c2)", passes: { $0 <= 1.5 })
-        ratio("launch: register in a fresh process per type within 1.5x of (c2)", "<= 1.50x",
-              K.launchRegisterFresh, L.injection, L.seed, label: "Injection / (c2)", passes: { $0 <= 1.5 })
-        ratio("launch: first resolve per type within 1.0x of (c2)", "<= 1.00x",
-              K.launchFirst, L.injection, L.seed, label: "Injection / (c2)", passes: { $0 <= 1 })
-        ratio("launch: steady pass over 2,000 types within 0.5x of (c2)", "<= 0.50x",
-              K.launchSteady, L.injection, L.seed, label: "Injection / (c2)", passes: { $0 <= 0.5 })
-        ratio("launch: reset + first resolves within 1.5x of (c2)", "<= 1.50x",
-              K.launchReset, L.injection, L.seed, label: "Injection / (c2)", passes: { $0 <= 1.5 })
+        ratio("cached resolve, against Swinject", ">= 20.00x faster",
+              K.cached, L.swinject, L.injection, label: "Swinject / Injection", passes: { $0 >= 20 })
+        ratio("launch register on a warm registry, against (c2)", "<= 3.50x",
+              K.launchRegister, L.injection, L.seed, label: "Injection / (c2)", passes: { $0 <= 3.5 })
+        ratio("launch register in a fresh process, against (c2)", "<= 2.00x",
+              K.launchRegisterFresh, L.injection, L.seed, label: "Injection / (c2)", passes: { $0 <= 2 })
+        ratio("first resolve, against (c2)", "<= 2.00x",
+              K.launchFirst, L.injection, L.seed, label: "Injection / (c2)", passes: { $0 <= 2 })
+        ratio("steady pass over 2,000 types, against (c2)", "<= 1.20x",
+              K.launchSteady, L.injection, L.seed, label: "Injection / (c2)", passes: { $0 <= 1.2 })
+        ratio("reset + first resolves, against (c2)", "<= 3.00x",
+              K.launchReset, L.injection, L.seed, label: "Injection / (c2)", passes: { $0 <= 3 })
         if let launchMemory {
             let ratio = launchMemory.injection / launchMemory.seed
             targets.append(Target(
-                name: "memory per registration (registered and resolved once) within 2.0x of (c2)",
+                name: "heap per registration (registered and resolved once), against (c2)",
                 measured: "Injection / (c2) = \(formatRatio(ratio)) (\(Int(launchMemory.injection)) vs \(Int(launchMemory.seed)) B; "
                     + "\(Int(launchMemory.injectionSecondPass)) B after a reset and a second pass)",
-                limit: "<= 2.00x", pass: launchMemory.seed > 0 ? ratio <= 2.0 : nil))
+                limit: "<= 2.50x", pass: launchMemory.seed > 0 ? ratio <= 2.5 : nil))
         } else {
-            targets.append(Target(name: "memory per registration within 2.0x of (c2)", measured: "not measured in this run",
-                                  limit: "<= 2.00x", pass: nil))
+            targets.append(Target(name: "heap per registration, against (c2)", measured: "not measured in this run",
+                                  limit: "<= 2.50x", pass: nil))
         }
-        ratio("container.resolve inside withContainer within 1.2x of Inject()", "<= 1.20x",
+        ratio("`container.resolve` in `withContainer`, against `Inject()`", "<= 1.20x",
               K.containerResolve, L.containerResolveInScope, L.injectInScope,
               label: "container.resolve / Inject()", passes: { $0 <= 1.2 })
-        ratio("reset + resolve beside 65,536 unrelated cache entries within 2x of an empty cache", "<= 2.00x",
-              K.resetUnrelated, L.resetBeside, L.resetAlone, label: "65,536 entries / empty", passes: { $0 <= 2 })
+        ratio("reset + resolve beside 65,536 cached singletons of the same container, against none", "<= 2.00x",
+              K.resetBeside, L.resetBeside, L.resetAlone, label: "65,536 singletons / none", passes: { $0 <= 2 })
         if let injection = memory.first(where: { $0.library == L.injection }) {
             let growth = injection.heapGrowth
             let measured = injection.afterOne.heapInUseBytes < 0
                 ? "heap figures unavailable on this platform"
-                : "heap in use grew \(signedBytes(growth)) from cycle 1 to \(injection.cycles) (RSS \(signedBytes(injection.residentGrowth)))"
+                : "heap in use grew \(signedBytes(growth)) from cycle 1 to \(grouped(injection.cycles)) (RSS \(signedBytes(injection.residentGrowth)))"
             targets.append(Target(
-                name: "memory: no growth after \(injection.cycles) login/logout cycles", measured: measured,
-                limit: "heap growth <= \(Report.heapGrowthTolerance) B",
+                name: "memory after \(grouped(injection.cycles)) login/logout cycles",
+                measured: measured, limit: "+0 B (malloc noise: heap growth <= \(Report.heapGrowthTolerance) B)",
                 pass: injection.afterOne.heapInUseBytes < 0 ? nil : growth <= Report.heapGrowthTolerance))
         } else {
-            targets.append(Target(name: "memory: no growth after login/logout cycles",
-                                  measured: "not measured in this run", limit: "", pass: nil))
+            targets.append(Target(name: "memory after 10,000 login/logout cycles",
+                                  measured: "not measured in this run", limit: "+0 B", pass: nil))
         }
+        ratio("a `.transient` chain in a release build on a 64 MiB thread: time per level at 5,000 levels, against at 100",
+              "<= 2.00x", K.chain, L.chainDeep, L.chainShallow, label: "5,000 levels / 100 levels",
+              unit: "ns/level", passes: { $0 <= 2 })
+        // Informational, no floor: the issue's table has none (the old "cycle detection adds at most 10%").
+        ratio("cached resolve inside a `.scoped` factory, against the top level (informational)", "no floor",
+              K.isolated, L.inFactory, L.processWide, label: "in .scoped factory / top level", passes: { _ in true })
+        targets[targets.count - 1].floor = false
         return targets
     }
 
     func printTargets(_ targets: [Target], smoke: Bool) {
         print("")
-        print("Targets (issues 7 and 15)\(smoke ? " — SMOKE run: verdicts are meaningless" : ""):")
+        print("Targets (issue 39's speed floors)\(smoke ? " — SMOKE run: verdicts are meaningless" : ""):")
         for target in targets {
-            let verdict = target.pass.map { $0 ? "PASS" : "FAIL" } ?? "n/a "
+            let verdict = !target.floor ? "INFO" : target.pass.map { $0 ? "PASS" : "FAIL" } ?? "n/a "
             print("\(verdict)  \(target.name): \(target.measured) [target \(target.limit)]")
         }
     }
@@ -344,6 +352,14 @@ private func pad(_ text: String, _ width: Int) -> String {
 
 private func lpad(_ text: String, _ width: Int) -> String {
     text.count >= width ? " " + text : String(repeating: " ", count: width - text.count) + text
+}
+
+/// 10000 as "10,000".
+private func grouped(_ value: Int) -> String {
+    let digits = Array(String(value))
+    return String(digits.enumerated().flatMap { index, digit in
+        index > 0 && (digits.count - index) % 3 == 0 ? [",", digit] : [digit]
+    })
 }
 
 private func bytes(_ value: Int) -> String {

@@ -2,7 +2,7 @@ import Injection
 import LaunchTypes
 import Swinject
 
-/// The scenarios of issue 7, each a group of rows measured back to back in one process.
+/// The scenarios (issue 7's, then issue 15's and 39's), each a group of rows measured side by side in one process.
 struct Suite {
     let options: Options
     var report = Report()
@@ -23,12 +23,14 @@ struct Suite {
         static let direct = "direct construction"
         static let processWide = "Injection, process-wide"
         static let isolated = "Injection, withContainer"
-        static let inFactory = "Injection, inside a factory"
+        static let inFactory = "Injection, in .scoped factory"
         static let seed = "(c2) seed: NSRecursiveLock+2 maps"
         static let injectInScope = "Injection, Inject() in scope"
         static let containerResolveInScope = "Injection, container.resolve in scope"
-        static let resetAlone = "Injection, reset, empty cache"
-        static let resetBeside = "Injection, reset, 65,536 other entries"
+        static let resetAlone = "Injection, reset, no singletons"
+        static let resetBeside = "Injection, reset, 65,536 singletons"
+        static let chainShallow = "Injection, 100 levels"
+        static let chainDeep = "Injection, 5,000 levels"
     }
 
     enum Key {
@@ -48,7 +50,8 @@ struct Suite {
         static let launchReset = "8 launch-reset"
         static let launchMemory = "8 launch-memory"
         static let containerResolve = "9 container-resolve"
-        static let resetUnrelated = "10 reset-unrelated"
+        static let resetBeside = "10 reset-singletons"
+        static let chain = "11 chain"
     }
 
     private func wanted(_ key: String, _ title: String) -> Bool {
@@ -122,8 +125,8 @@ struct Suite {
             let s = Key.isolated
             row(s, Library.processWide) { timed($0, InjectionScenarios.cachedLoop) }
             row(s, Library.isolated) { timed($0, InjectionScenarios.isolatedLoop) }
-            // Inside a running factory every resolve carries the resolution chain that cycle detection
-            // follows: the cost of cycle detection (and of graph recording) shows here, if it has any.
+            // Informational (no floor): inside a running `.scoped` factory every resolve carries the
+            // resolution chain that cycle detection follows, and a dependency to record for the graph.
             row(s, Library.inFactory) { timed($0, InjectionScenarios.inFactoryLoop) }
             // The baselines of scenario 1 (same operation), when it ran.
             report.references[s] = (Library.baselineB, Library.floor)
@@ -158,12 +161,26 @@ struct Suite {
             measureScenario()
         }
 
-        if wanted(Key.resetUnrelated, "reset + one resolve beside 65,536 unrelated cache entries") {
-            let s = Key.resetUnrelated
-            // Each run starts a thread: the first row's has an empty cache, the second's first resolves the
-            // 65,536 singletons of another container (see Benchmarks/README.md).
-            row(s, Library.resetAlone, smokeIterations: 10) { LaunchScenarios.resetBeside(unrelated: false, $0) }
-            row(s, Library.resetBeside, smokeIterations: 10) { LaunchScenarios.resetBeside(unrelated: true, $0) }
+        if wanted(Key.resetBeside, "reset + one resolve beside 65,536 cached singletons of the same container") {
+            let s = Key.resetBeside
+            // Two containers, each with one scoped type; the second also holds 65,536 cached singletons.
+            // Built before the clock (the second takes a while).
+            _ = (LaunchScenarios.resetAloneContainer, LaunchScenarios.resetBesideContainer)
+            row(s, Library.resetAlone) { LaunchScenarios.resetAndResolve(beside: false, $0) }
+            row(s, Library.resetBeside) { LaunchScenarios.resetAndResolve(beside: true, $0) }
+            measureScenario()
+        }
+
+        if wanted(Key.chain, "a .transient chain of 5,000 levels against 100, on a 64 MiB thread") {
+            let s = Key.chain
+            ChainScenarios.check()
+            // ns per level: per factory run, the floor's included (5,001 and 101 a resolve).
+            row(s, Library.chainShallow, operationsPerIteration: ChainScenarios.shallowLevels + 1, smokeIterations: 2) {
+                ChainScenarios.chainRun(level: ChainScenarios.shallowLevels, $0)
+            }
+            row(s, Library.chainDeep, operationsPerIteration: ChainScenarios.deepLevels + 1, smokeIterations: 2) {
+                ChainScenarios.chainRun(level: ChainScenarios.deepLevels, $0)
+            }
             measureScenario()
         }
     }
@@ -223,6 +240,8 @@ struct Suite {
         precondition(SwinjectScenarios.resolveService() === SwinjectScenarios.resolveService(), "Swinject: not cached")
         precondition(DependenciesScenarios.resolveService() === DependenciesScenarios.resolveService(), "swift-dependencies: not cached")
         precondition(Baselines.resolveB() === Baselines.resolveB(), "(b): not cached")
+        precondition(InjectionScenarios.inFactoryLoop(3) == 3 && InjectionScenarios.inFactoryLoop(5) == 5,
+                     "Injection: the .scoped factory of the in-factory row did not run again after a reset")
 
         let graph = InjectionScenarios.resolveGraph()
         precondition(graph !== InjectionScenarios.resolveGraph() && graph.c !== graph.b.c, "Injection: graph not transient")

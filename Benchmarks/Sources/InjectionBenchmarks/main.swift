@@ -1,4 +1,5 @@
-// Issue 7: Injection side by side with Swinject, swift-dependencies and hand-written baselines.
+// Injection side by side with Swinject, swift-dependencies and hand-written baselines; checks issue 39's
+// speed floors.
 //
 //   swift run -c release --package-path Benchmarks InjectionBenchmarks [--runs N] [--filter NAME] [--json PATH]
 //   swift run --package-path Benchmarks InjectionBenchmarks --smoke     # CI: one short pass, any build
@@ -11,7 +12,9 @@ if CommandLine.arguments.count == 3, CommandLine.arguments[1] == "--child" {
 
 // `--profile MODE [N]`: runs one launch scenario N times and nothing else, for `perf record` or
 // `valgrind --tool=callgrind` (modes: register, first, steady, reset, each with a `-seed` twin; and cached,
-// cached-b, graph, graph-direct, in-factory: N thousand resolves or graphs of scenarios 1, 2 and 4).
+// cached-b, graph, graph-direct, in-factory: N thousand resolves or graphs of scenarios 1, 2 and 4;
+// reset-none, reset-singletons: N reset + resolves of scenario 10; chain-100, chain-5000: N resolves of
+// scenario 11, on a 64 MiB thread).
 if CommandLine.arguments.count >= 3, CommandLine.arguments[1] == "--profile" {
     LaunchScenarios.profile(CommandLine.arguments[2], iterations: CommandLine.arguments.count > 3 ? Int(CommandLine.arguments[3])! : 20)
 }

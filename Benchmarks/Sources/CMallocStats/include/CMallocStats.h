@@ -15,4 +15,8 @@ void cmallocstats_settle_heap(void);
 /// nothing). Returns 0 on success. Swift's Glibc module does not export sched_setaffinity (a GNU extension).
 int cmallocstats_pin_thread(int index);
 
+/// The size in bytes of the calling thread's stack (Linux: `pthread_getattr_np`), or 0 where it cannot tell.
+/// Swift's Glibc module does not export pthread_getattr_np (a GNU extension).
+size_t cmallocstats_thread_stack_size(void);
+
 #endif

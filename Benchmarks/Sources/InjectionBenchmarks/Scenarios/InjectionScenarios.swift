@@ -21,7 +21,9 @@ enum InjectionScenarios {
 
         isolatedContainer.register((any Service).self) { LiveService(value: 1) }
 
-        InjectionManager.register(InFactoryLoop.self, lifetime: .transient) {
+        // `.scoped`: a nested resolve inside a `.scoped` or `.singleton` factory is where a second lock,
+        // taken to record a graph edge, would show (issue 39); a `.transient` factory's would hide it.
+        InjectionManager.register(InFactoryLoop.self, lifetime: .scoped) {
             InFactoryLoop(checksum: cachedLoop(pendingIterations))
         }
     }
@@ -68,15 +70,18 @@ enum InjectionScenarios {
         }
     }
 
-    /// The result of running ``cachedLoop(_:)`` inside a factory.
+    /// The result of running ``cachedLoop(_:)`` inside a factory (informational row, no floor).
     struct InFactoryLoop { let checksum: Int }
     /// How many resolves the next ``InFactoryLoop`` factory run makes (set right before it runs).
     nonisolated(unsafe) static var pendingIterations = 0
 
-    /// The same loop as ``cachedLoop(_:)``, run by a factory, so every resolve has a parent frame.
+    /// The same loop as ``cachedLoop(_:)``, run by a `.scoped` factory, so every resolve is nested in a
+    /// build. The reset first makes the factory run again (and rebuilds ``Service`` once, in the loop's
+    /// first resolve): both are once per run of millions of resolves.
     @inline(never)
     static func inFactoryLoop(_ iterations: Int) -> Int {
         pendingIterations = iterations
+        InjectionManager.resetCurrentContainer()
         return Inject(InFactoryLoop.self).checksum
     }
 

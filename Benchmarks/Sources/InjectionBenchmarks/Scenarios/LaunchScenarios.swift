@@ -2,8 +2,8 @@ import Foundation
 import Injection
 import LaunchTypes
 
-/// Scenarios 8-10 (issue 15): launch with 2,000 protocol types against the seed design (c2), memory per
-/// registration, `container.resolve` inside `withContainer`, and the cost of a reset beside a full cache.
+/// Scenarios 8-10: launch with 2,000 protocol types against the seed design (c2), memory per registration,
+/// `container.resolve` inside `withContainer`, and the cost of a reset beside 65,536 cached singletons.
 enum LaunchScenarios {
     // MARK: - 8. Launch
 
@@ -52,7 +52,7 @@ enum LaunchScenarios {
         return registry
     }()
 
-    /// Every launch type again, already resolved: 2,000 entries in the thread's cache.
+    /// Every launch type again, already resolved: 2,000 cached instances of one container.
     static func steadyInjection(_ iterations: Int) -> Timing {
         timed(iterations) { iterations in (0..<iterations).reduce(0) { sum, _ in sum &+ resolveLaunchTypes(in: warmContainer) } }
     }
@@ -140,6 +140,10 @@ enum LaunchScenarios {
             "cached": hot(InjectionScenarios.cachedLoop), "cached-b": hot(Baselines.cachedLoopB),
             "graph": hot(InjectionScenarios.graphLoop), "graph-direct": hot(Baselines.graphLoopDirect),
             "in-factory": hot(InjectionScenarios.inFactoryLoop),
+            // Scenarios 10 and 11: N reset + resolves; N resolves of the chain's level 100 or 5,000.
+            "reset-none": { resetAndResolve(beside: false, $0) }, "reset-singletons": { resetAndResolve(beside: true, $0) },
+            "chain-100": { ChainScenarios.chainRun(level: ChainScenarios.shallowLevels, $0) },
+            "chain-5000": { ChainScenarios.chainRun(level: ChainScenarios.deepLevels, $0) },
         ]
         guard let run = runs[mode] else {
             FileHandle.standardError.write(Data("error: unknown profile mode \(mode); one of \(runs.keys.sorted())\n".utf8))
@@ -216,77 +220,60 @@ enum LaunchScenarios {
         }
     }
 
-    // MARK: - 10. A reset beside a full thread cache
+    // MARK: - 10. A reset beside 65,536 cached singletons of the same container
 
-    static let unrelatedTypeCount = 1 << 16
+    static let singletonCount = 1 << 16
 
-    /// A container with 65,536 singletons, built once; each row's thread resolves all of them first.
-    static let unrelatedContainer: InjectionContainer = {
+    /// A container whose session is one scoped type, resolved; if `singletons`, it also holds 65,536
+    /// `.singleton`s, each resolved (so cached) once. A reset evicts the scoped instance and must not
+    /// cost in proportion to the singletons, which it keeps.
+    static func makeResetContainer(singletons: Bool) -> InjectionContainer {
         let container = InjectionContainer()
-        forEachTagType(count: unrelatedTypeCount, depth: 16) { type in
-            func register<T: Tag>(_: T.Type) { container.register(T.self, lifetime: .singleton) { T() } }
-            register(type)
-        }
-        return container
-    }()
-
-    static let unrelatedTypes: [any Tag.Type] = {
-        var types: [any Tag.Type] = []
-        forEachTagType(count: unrelatedTypeCount, depth: 16) { types.append($0) }
-        return types
-    }()
-
-    /// The container whose session is reset: one scoped type.
-    static let sessionContainer: InjectionContainer = {
-        let container = InjectionContainer()
-        container.register((any Service).self) { LiveService(value: 1) }
-        return container
-    }()
-
-    /// Resets ``sessionContainer`` and resolves its one type again, `iterations` times, on a new thread
-    /// whose cache first gets the 65,536 singletons of ``unrelatedContainer`` if `withUnrelated`.
-    static func resetBeside(unrelated withUnrelated: Bool, _ iterations: Int) -> Timing {
-        let result = ThreadResult()
-        let thread = Thread {
-            if withUnrelated {
-                var sum = 0
-                for type in unrelatedTypes {
-                    func resolve<T: Tag>(_: T.Type) -> Int { (try? unrelatedContainer.resolve(T.self)) == nil ? 0 : 1 }
-                    sum &+= resolve(type)
+        if singletons {
+            let builds = BuildCount()
+            forEachTagType(count: singletonCount, depth: 16) { type in
+                func register<T: Tag>(_: T.Type) {
+                    container.register(T.self, lifetime: .singleton) { builds.add(); return T() }
                 }
-                precondition(sum == unrelatedTypeCount, "the unrelated singletons did not resolve")
+                register(type)
             }
-            blackHole((try! sessionContainer.resolve((any Service).self)).value)
-            result.set(timed(iterations) { iterations in
-                var checksum = 0
-                for _ in 0..<iterations {
-                    sessionContainer.reset()
-                    checksum &+= (try! sessionContainer.resolve((any Service).self)).value
-                }
-                return checksum
-            })
+            resolveAll(in: container)
+            container.reset()
+            resolveAll(in: container)  // Still cached: a reset keeps singletons.
+            precondition(builds.count == singletonCount, "\(builds.count) singleton builds for \(singletonCount) types")
         }
-        thread.stackSize = 8 << 20
-        thread.start()
-        return result.wait()
+        container.register((any Service).self) { LiveService(value: 1) }
+        let first = try! container.resolve((any Service).self)
+        container.reset()
+        precondition(first !== (try! container.resolve((any Service).self)), "reset row: the reset did not evict")
+        return container
     }
 
-    private final class ThreadResult: @unchecked Sendable {  // `timing`: under `condition`.
-        private let condition = NSCondition()
-        private var timing: Timing?
-
-        func set(_ timing: Timing) {
-            condition.lock()
-            self.timing = timing
-            condition.broadcast()
-            condition.unlock()
+    private static func resolveAll(in container: InjectionContainer) {
+        forEachTagType(count: singletonCount, depth: 16) { type in
+            func resolve<T: Tag>(_: T.Type) { blackHole(MemoryLayout.size(ofValue: try! container.resolve(T.self))) }
+            resolve(type)
         }
+    }
 
-        func wait() -> Timing {
-            condition.lock()
-            defer { condition.unlock() }
-            while timing == nil { condition.wait() }
-            return timing!
+    private final class BuildCount: @unchecked Sendable {  // Built on one thread, read after.
+        private(set) var count = 0
+        func add() { count += 1 }
+    }
+
+    static let resetAloneContainer = makeResetContainer(singletons: false)
+    static let resetBesideContainer = makeResetContainer(singletons: true)
+
+    /// Resets `container` and resolves its scoped type again, `iterations` times.
+    static func resetAndResolve(beside singletons: Bool, _ iterations: Int) -> Timing {
+        let container = singletons ? resetBesideContainer : resetAloneContainer
+        return timed(iterations) { iterations in
+            var checksum = 0
+            for _ in 0..<iterations {
+                container.reset()
+                checksum &+= (try! container.resolve((any Service).self)).value
+            }
+            return checksum
         }
     }
 }

@@ -1,6 +1,8 @@
 // The types every library resolves. Each library registers the same types with the same lifetimes,
 // so the only difference between two rows of a scenario is the library.
 
+import Injection
+
 // MARK: - Scenarios 1, 3, 4: one cached, protocol-typed service
 
 /// The protocol-typed service: a class behind a protocol, as in an app (`let api: API = Inject()`).
@@ -96,4 +98,38 @@ func forEachTagType(count: Int, depth: Int = 14, _ body: (any Tag.Type) -> Void)
     }
     precondition(count <= 1 << depth, "at most \(1 << depth) tag types at depth \(depth)")
     visit(TagEnd.self, depth: depth)
+}
+
+// MARK: - Scenario 11: a long `.transient` chain of distinct keys
+
+/// A level of scenario 11's chain: a key whose value is an `Int`. Level k's factory resolves level k − 1
+/// with `Inject()` and adds one; ``ChainFloor`` returns 0.
+///
+/// Each level needs a key of its own (a chain of one key would be a cycle). `ChainLevel<Number>`, where
+/// `Number` spells the level in binary with ``Digit0`` and ``Digit1`` (as the library's tests do in
+/// `Tests/InjectionTests/Support/Chains.swift`), gives thousands of distinct keys that nest generics only
+/// 13 deep; `Link<Link<...>>` would make the runtime's type names recurse thousands deep.
+protocol ChainStep: InjectionKey, SendableMetatype where Value == Int {}
+
+enum ChainFloor: ChainStep { typealias Value = Int }
+enum ChainLevel<Number>: ChainStep { typealias Value = Int }
+enum NoDigits {}
+enum Digit0<Higher> {}
+enum Digit1<Higher> {}
+
+/// Calls `body` with `count` distinct chain keys (at most 2^`digits`), each exactly once.
+func forEachChainStep(count: Int, digits: Int = 13, _ body: (any ChainStep.Type) -> Void) {
+    var remaining = count
+    func visit<Higher>(_: Higher.Type, digits: Int) {
+        guard remaining > 0 else { return }
+        if digits == 0 {
+            remaining -= 1
+            body(ChainLevel<Higher>.self)
+            return
+        }
+        visit(Digit0<Higher>.self, digits: digits - 1)
+        visit(Digit1<Higher>.self, digits: digits - 1)
+    }
+    precondition(count <= 1 << digits, "at most \(1 << digits) chain keys with \(digits) digits")
+    visit(NoDigits.self, digits: digits)
 }
