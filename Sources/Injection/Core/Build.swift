@@ -37,8 +37,9 @@ extension Build {
     /// A frame of a waiting resolution, as the graph keeps it.
     package typealias Link = (container: ObjectIdentifier, type: AnyType)
 
-    /// The graph's lock: it orders every read and write of `Resolution.waiting` and ``isFinished``.
-    private static let graphLock = LockedState(())
+    /// The graph's edges: each waiting resolution (by identity: it is alive while it waits), with the build it
+    /// waits for and its chain from its root to the frame that waits. Its lock also orders ``isFinished``.
+    private static let graph = LockedState([ObjectIdentifier: (build: Build, chain: [Link])]())
 
     /// Records that `resolution`, whose frames from its root to the waiting one are `chain`, waits for
     /// `build`; or returns the cycle's path if waiting would deadlock because `build`'s owner is,
@@ -48,7 +49,7 @@ extension Build {
     /// build is an edge about to go away (its waiters are waking), `build` included: the caller was
     /// told to wait under the container's lock, but the build may have finished since.
     static func beginWaiting(_ resolution: Resolution, chain: [Link], for build: Build) -> [AnyType]? {
-        graphLock.withLock { _ -> [AnyType]? in
+        graph.withLock { waits -> [AnyType]? in
             // Walk owner → the build it waits for → that build's owner ..., collecting each owner's
             // chain from the frame that resolves the build it waits for, down to the frame that waits.
             var path: [AnyType] = []
@@ -56,11 +57,11 @@ extension Build {
             while !wanted.isFinished {
                 let owner = wanted.owner
                 if owner === resolution { return path + Self.path(of: chain, from: wanted) + [build.type] }
-                guard let (next, ownerChain) = owner.waiting else { break }
+                guard let (next, ownerChain) = waits[ObjectIdentifier(owner)] else { break }
                 path += Self.path(of: ownerChain, from: wanted)
                 wanted = next
             }
-            resolution.waiting = (build, chain)
+            waits[ObjectIdentifier(resolution)] = (build, chain)
             return nil
         }
     }
@@ -68,7 +69,7 @@ extension Build {
     /// Marks `build` finished or abandoned, and wakes the threads blocked on it; call under its container's
     /// lock, before waking its tasks.
     static func finished(_ build: Build) {
-        let isFirst = graphLock.withLock { _ in
+        let isFirst = graph.withLock { _ in
             defer { build.isFinished = true }
             return !build.isFinished
         }
@@ -76,7 +77,7 @@ extension Build {
     }
 
     /// Clears the wait recorded by ``beginWaiting(_:chain:for:)``.
-    static func endWaiting(_ resolution: Resolution) { graphLock.withLock { _ in resolution.waiting = nil } }
+    static func endWaiting(_ resolution: Resolution) { graph.withLock { $0[ObjectIdentifier(resolution)] = nil } }
 
     /// `chain` from its innermost frame that resolves `build`'s type, or just that type if none does.
     private static func path(of chain: [Link], from build: Build) -> [AnyType] {

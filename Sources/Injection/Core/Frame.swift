@@ -122,19 +122,18 @@ package final class Frame: @unchecked Sendable {
 /// What belongs to a whole resolution rather than to one frame: the builds it owns point here, the
 /// wait-for graph follows it, and it collects the `postConstruction` calls deferred to its end.
 ///
-/// Touched by its own thread (or task) only, but for ``waiting`` (under the wait-for graph's lock) and whether it
-/// has ended (an atomic word: tasks started inside its factories ask). One allocation: the fields are a
+/// Touched by its own thread (or task) only, but for whether it has ended (an atomic word: tasks started inside
+/// its factories ask). One allocation: the fields are a
 /// `ManagedBuffer`'s header, read with no run-time exclusivity check, and the ended word its one element (the
 /// transient graph floor, ≤ 6x of direct construction, fails with a lock of its own and checked fields).
 package final class Resolution: ManagedBuffer<Resolution.Fields, UInt64> {
-    /// `waiting`: the build this resolution is blocked on, and its chain from its root to the frame that waits.
     /// `deferred`: the `postConstruction` calls deferred until the top-level resolve has built and cached
     /// everything, so a back-reference to any type of the graph finds it, each returning its failure; `undo`: what
     /// undoes what nested frames cached, should one fail. `index`: how many frames of the chain below `top` have
     /// each type, kept once a chain's ``Frame/mask`` stops answering (about 64 levels deep), so a cycle check costs
     /// the same at any depth.
     package typealias Fields = (
-        waiting: (build: Build, chain: [Build.Link])?, deferred: [() -> InjectionError?], undo: [() -> Void],
+        deferred: [() -> InjectionError?], undo: [() -> Void],
         index: (top: Frame?, counts: [AnyType: Int])?
     )
 
@@ -142,18 +141,12 @@ package final class Resolution: ManagedBuffer<Resolution.Fields, UInt64> {
     static func make() -> Resolution {
         // `create` is the superclass's, typed as it: a `Resolution` by construction (an `as!` walks the class
         // hierarchy on every root build: the transient graph floor).
-        let resolution = unsafeDowncast(create(minimumCapacity: 1) { _ in (nil, [], [], nil) }, to: Resolution.self)
+        let resolution = unsafeDowncast(create(minimumCapacity: 1) { _ in ([], [], nil) }, to: Resolution.self)
         resolution.withUnsafeMutablePointerToElements { $0.initialize(to: 0) }
         return resolution
     }
 
     private var fields: UnsafeMutablePointer<Fields> { withUnsafeMutablePointerToHeader { $0 } }
-
-    /// See ``Fields``; under the wait-for graph's lock.
-    var waiting: (build: Build, chain: [Build.Link])? {
-        get { fields.pointee.waiting }
-        set { fields.pointee.waiting = newValue }
-    }
 
     /// Whether `frame`'s chain may contain `key` (`false`: it does not).
     func index(below frame: Frame, mayContain key: AnyType) -> Bool {
