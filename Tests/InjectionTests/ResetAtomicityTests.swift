@@ -138,8 +138,9 @@ struct ResetAtomicityTests {
             container.reset {
                 let registered = Gate()
                 // Started in the outer block: it inherits the outer block, and its registration is the outer
-                // block's. It waits by suspending, so it needs no thread until the nested block is open.
-                task = Task {
+                // block's. Its jobs run on threads of their own: it must not wait for a thread of the pool, which
+                // long tests may hold for minutes under ThreadSanitizer while this block waits for it.
+                task = Task(executorPreference: FreshThreadExecutor()) {
                     await nestedIsOpen.wait()
                     container.register(Extra.self) { Extra() }
                     registered.open()
