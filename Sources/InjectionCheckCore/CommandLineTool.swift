@@ -86,7 +86,7 @@ private func check(_ arguments: [String], print: (String) -> Void) throws(UsageE
     if let stamp = values["--stamp"] {
         try? FileManager.default.removeItem(atPath: stamp)
         guard failed || FileManager.default.createFile(
-            atPath: stamp, contents: Data("injection-check: \(files.count) files checked\n".utf8)) else {
+            atPath: stamp, contents: Data("// Written by injection-check after a check with no error (\(files.count) files).\n".utf8)) else {
             throw UsageError("cannot write the stamp \(stamp)")
         }
     }
