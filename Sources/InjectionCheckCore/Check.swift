@@ -57,10 +57,42 @@ public struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
     public init(_ message: String) { description = message }
 }
 
-/// The `PATH:LINE:COLUMN: error:` lines for every resolution of a type that no scanned code registers.
+/// What the scanned files register, matched through their typealiases.
 ///
 /// A type is registered by `register`, `registerAsync`, `unsafeRegister` or `.implements` in any file, by an
-/// `// injection-check: registers T` comment, or by `registeredElsewhere`. Names match through typealiases.
+/// `// injection-check: registers T` comment, or by `registeredElsewhere`.
+public struct Registry: Sendable {
+    /// Every typealias of the scanned files: a name and the key it stands for.
+    public let aliases: [String: String]
+    /// The keys of the registered types, each through its typealiases (``canonical(_:)``).
+    public let registered: Set<String>
+
+    /// The registrations of `files`, and the types of `registeredElsewhere` (in which a module prefix that names
+    /// one of `modules` is dropped).
+    public init(files: [FileFacts], registeredElsewhere: [String] = [], modules: Set<String>) {
+        let aliases = files.reduce(into: [:]) { $0.merge($1.typealiases) { first, _ in first } }
+        let elsewhere = registeredElsewhere.map { typeKey(tokenize(Array($0.utf8)).code[...], modules: modules) }
+        self.aliases = aliases
+        registered = Set((files.flatMap(\.registrations) + elsewhere).map { Self.follow($0, aliases) })
+    }
+
+    /// The key a typealias stands for, followed through every typealias (`Store` is `DataStore` after
+    /// `typealias Store = any DataStore`); other keys as they are.
+    public func canonical(_ key: String) -> String { Self.follow(key, aliases) }
+
+    private static func follow(_ key: String, _ aliases: [String: String]) -> String {
+        var key = key
+        for _ in 0..<16 {
+            guard let next = aliases[key], next != key else { break }
+            key = next
+        }
+        return key
+    }
+}
+
+/// The `PATH:LINE:COLUMN: error:` lines for every resolution of a type that no scanned code registers.
+///
+/// A resolution of a generic parameter, or of an associated type of an enclosing declaration, never is one.
 /// - Parameters:
 ///   - files: The facts of every scanned file.
 ///   - registeredElsewhere: Types to count as registered.
@@ -69,21 +101,11 @@ public struct UsageError: Error, Sendable, Equatable, CustomStringConvertible {
 /// - Returns: One line per unregistered resolution, in the order of `files` and of each file's lines.
 public func unregisteredResolutions(in files: [FileFacts], registeredElsewhere: [String] = [], modules: Set<String>,
                                     severity: String = "error") -> [String] {
-    var aliases: [String: String] = [:], associatedTypes: [String: [String]] = [:]
-    for file in files {
-        aliases.merge(file.typealiases) { first, _ in first }
-        associatedTypes.merge(file.associatedTypes) { $0 + $1 }
-    }
-    func canonical(_ key: String) -> String {
-        var key = key
-        for _ in 0..<16 { guard let next = aliases[key], next != key else { break }; key = next }
-        return key
-    }
-    let elsewhere = registeredElsewhere.map { typeKey(tokenize(Array($0.utf8)).code[...], modules: modules) }
-    let registered = Set((files.flatMap(\.registrations) + elsewhere).map(canonical))
+    let registry = Registry(files: files, registeredElsewhere: registeredElsewhere, modules: modules)
+    let associatedTypes = files.reduce(into: [String: [String]]()) { $0.merge($1.associatedTypes) { $0 + $1 } }
     var lines: [String] = []
     for file in files {
-        for site in file.resolutions where !registered.contains(canonical(site.key)) {
+        for site in file.resolutions where !registry.registered.contains(registry.canonical(site.key)) {
             let associated = Set(site.extensions.flatMap { associatedTypes[$0] ?? [] })
             guard !site.names.contains(where: associated.contains) else { continue }
             let metatype = site.isExistential ? "(any \(site.written))" : site.written

@@ -109,6 +109,8 @@ private func generate(_ arguments: [String], print: (String) -> Void) throws(Usa
             return 1
         }
     } else if current != generation.source {
+        let folder = (output as NSString).deletingLastPathComponent
+        try? FileManager.default.createDirectory(atPath: folder.isEmpty ? "." : folder, withIntermediateDirectories: true)
         guard FileManager.default.createFile(atPath: output, contents: Data(generation.source.utf8)) else {
             throw UsageError("cannot write \(output)")
         }

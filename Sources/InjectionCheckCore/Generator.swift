@@ -25,10 +25,12 @@ public func generateRegistrations(from files: [FileFacts], outputModule: String)
     typealias Located = (type: TypeDeclaration, file: FileFacts)
     var protocols: [String: Located] = [:], conformances: [String: [String]] = [:]
     var initializers: [String: [Initializer]] = [:], implementations: [String: [Located]] = [:]
-    var messages: [String] = [], hasErrors = false
-    func note(_ located: Located, _ message: String) {
-        messages.append("\(located.file.path):\(located.type.line):\(located.type.column): note: Injection: \(message)")
+    var messages: [(path: String, line: Int, text: String)] = [], hasErrors = false
+    func say(_ located: Located, _ kind: String, _ message: String) {
+        let (path, type) = (located.file.path, located.type)
+        messages.append((path, type.line, "\(path):\(type.line):\(type.column): \(kind): Injection: \(message)"))
     }
+    func note(_ located: Located, _ message: String) { say(located, "note", message) }
     for file in files {
         conformances.merge(file.conformances) { $0 + $1 }
         initializers.merge(Dictionary(grouping: file.initializers, by: \.typeName)) { $0 + $1 }
@@ -59,8 +61,8 @@ public func generateRegistrations(from files: [FileFacts], outputModule: String)
         if found.count > 1 {
             hasErrors = true
             let others = found.dropFirst().map { "\($0.type.name) (\($0.file.path):\($0.type.line))" }
-            messages.append("\(file.path):\(type.line):\(type.column): error: Injection: \(name) has more than one "
-                + "implementation: \(type.name) and \(others.joined(separator: ", ")); keep one, or register it by hand")
+            say(found[0], "error", "\(name) has more than one implementation: \(type.name) and "
+                + "\(others.joined(separator: ", ")); keep one, or register it by hand")
             continue
         }
         let initializer = (initializers[type.name] ?? []).first { $0.takesNoArguments }
@@ -94,6 +96,7 @@ public func generateRegistrations(from files: [FileFacts], outputModule: String)
         }
 
         """
-    return Generation(source: source.replacingOccurrences(of: "{\n\n    }", with: "{\n    }"), messages: messages,
-                      hasErrors: hasErrors)
+    return Generation(
+        source: source.replacingOccurrences(of: "{\n\n    }", with: "{\n    }"),
+        messages: messages.sorted { ($0.path, $0.line) < ($1.path, $1.line) }.map(\.text), hasErrors: hasErrors)
 }
