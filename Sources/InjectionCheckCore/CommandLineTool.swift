@@ -49,18 +49,35 @@ private func parse(_ arguments: [String], flags: Set<String>, options: Set<Strin
     return (set, values, paths)
 }
 
-/// The facts of every readable file, and a warning line for each path or file that cannot be used.
+/// The facts of every readable file, and a warning line for each path or file that cannot be used. Files are read
+/// on every core; the facts keep the files' order.
 private func scan(_ paths: [String], exclude: [String] = [], root: String? = nil,
                   print: (String) -> Void) -> [FileFacts] {
     let files = swiftFiles(in: paths, exclude: exclude, root: root, warn: print)
-    let modules = Set(files.map(\.module))
-    return files.compactMap { file in
-        switch readFacts(file, modules: modules) {
-        case .success(let facts): return facts
-        case .failure(let problem):
-            print(problem.description)
-            return nil
-        }
+    let modules = Set(files.map(\.module)), results = Results(files.count)
+    DispatchQueue.concurrentPerform(iterations: files.count) { index in
+        results.store(readFacts(files[index], modules: modules), at: index)
+    }
+    return results.values.compactMap { result in
+        if case .failure(let problem)? = result { print(problem.description) }
+        return try? result?.get()
+    }
+}
+
+/// The results of reading files on several threads, each stored at its file's index under a lock.
+private final class Results: @unchecked Sendable {  // `slots` is read and written only with `lock` held.
+    private let lock = NSLock()
+    private var slots: [Result<FileFacts, FileProblem>?]
+    init(_ count: Int) { slots = Array(repeating: nil, count: count) }
+    func store(_ result: Result<FileFacts, FileProblem>, at index: Int) {
+        lock.lock()
+        slots[index] = result
+        lock.unlock()
+    }
+    var values: [Result<FileFacts, FileProblem>?] {
+        lock.lock()
+        defer { lock.unlock() }
+        return slots
     }
 }
 

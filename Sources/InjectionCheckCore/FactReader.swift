@@ -19,9 +19,16 @@ struct FactReader {
 
     init(code: [Token], modules: Set<String>) { (self.code, self.modules) = (code, modules) }
 
-    static let registering: Set = ["register", "registerAsync", "unsafeRegister", "implements"]
-    static let resolving: Set = ["resolve", "resolveAsync", "prepare"]
-    static let injecting: Set = ["Inject", "InjectLazy", "InjectProvider"]
+    /// The words the reader acts on, each looked up once per identifier.
+    enum Word { case function, type, `extension`, associatedType, typeAlias, registering, resolving, injecting }
+    static let words: [String: Word] = [
+        "func": .function, "init": .function, "subscript": .function, "class": .type, "struct": .type, "enum": .type,
+        "actor": .type, "protocol": .type, "extension": .extension, "associatedtype": .associatedType,
+        "typealias": .typeAlias, "register": .registering, "registerAsync": .registering,
+        "unsafeRegister": .registering, "implements": .registering, "resolve": .resolving,
+        "resolveAsync": .resolving, "prepare": .resolving, "Inject": .injecting, "InjectLazy": .injecting,
+        "InjectProvider": .injecting,
+    ]
     static let managers: Set = ["InjectionManager", "InjectionContainer", "Injection.InjectionManager",
                                 "Injection.InjectionContainer"]
     static let modifiers: Set = ["public", "open", "internal", "private", "fileprivate", "package", "final", "indirect",
@@ -46,39 +53,38 @@ struct FactReader {
         for index in code.indices {
             let token = code[index]
             if token.kind == .punctuation {
-                switch token.text {
-                case "(", "[": depth += 1
-                case ")", "]": depth = max(0, depth - 1)
-                case "{":
+                switch token.text.utf8.first {
+                case UInt8(ascii: "("), UInt8(ascii: "["): depth += 1
+                case UInt8(ascii: ")"), UInt8(ascii: "]"): depth = max(0, depth - 1)
+                case UInt8(ascii: "{"):
                     if let scope = pending, scope.depth == depth {
                         scopes.append(scope)
                         pending = nil
                     } else {
                         scopes.append(Scope())
                     }
-                case "}":
+                case UInt8(ascii: "}"):
                     if scopes.count > 1 { scopes.removeLast() }
                     if pending?.depth == depth { pending = nil }
                 default: break
                 }
                 continue
             }
-            guard token.kind == .identifier else { continue }
-            switch token.text {
-            case "func", "init", "subscript":
+            guard token.kind == .identifier, let word = Self.words[token.text] else { continue }
+            switch word {
+            case .function:
                 var open = index + 1
                 if token.text == "func" { open += 1 } else if ["?", "!"].contains(text(open)) { open += 1 }
                 pending = Scope(names: genericNames(open), depth: depth)
                 if token.text == "init" && text(index - 1) != "." { initializer(index, into: &facts) }
-            case "class", "struct", "enum", "actor", "protocol": typeDeclaration(index, into: &facts)
-            case "extension": extensionDeclaration(index, into: &facts)
-            case "associatedtype" where scopes.last?.isProtocol == true && isIdentifier(index + 1):
+            case .type: typeDeclaration(index, into: &facts)
+            case .extension: extensionDeclaration(index, into: &facts)
+            case .associatedType where scopes.last?.isProtocol == true && isIdentifier(index + 1):
                 scopes[scopes.count - 1].names.append(text(index + 1))
                 facts.associatedTypes[scopes.last?.typeName ?? "", default: []].append(text(index + 1))
-            case "typealias" where text(index + 2) == "=": typeAlias(index, into: &facts)
-            case _ where Self.registering.contains(token.text): registration(index, into: &facts)
-            case _ where Self.resolving.contains(token.text) || Self.injecting.contains(token.text):
-                resolution(index, into: &facts)
+            case .typeAlias where text(index + 2) == "=": typeAlias(index, into: &facts)
+            case .registering: registration(index, into: &facts)
+            case .resolving, .injecting: resolution(index, into: &facts)
             default: break
             }
         }
@@ -236,7 +242,7 @@ struct FactReader {
     mutating func resolution(_ name: Int, into facts: inout FileFacts) {
         guard text(name - 1) != "func", !ignoredLines.contains(code[name].line) else { return }
         var type: Range<Int>?
-        if Self.resolving.contains(text(name)) {
+        if Self.words[text(name)] == .resolving {
             guard text(name - 1) == "." || inManagerExtension() else { return }
             type = metatype(name + 1)
         } else {
