@@ -108,7 +108,8 @@ struct FactReader {
     func inheritance(_ colon: Int) -> [String] {
         guard text(colon) == ":" else { return [] }
         var (keys, start, depth, index) = ([String](), colon + 1, 0, colon + 1)
-        while index < code.count && depth >= 0 && !(depth == 0 && ["{", "where"].contains(text(index))) {
+        while index < min(code.count, colon + 100) && depth >= 0 && Self.words[text(index)] == nil
+            && !(depth == 0 && ["{", "where"].contains(text(index))) {
             if depth == 0 && text(index) == "," {
                 keys.append(typeKey(code[start..<index], modules: modules))
                 start = index + 1
@@ -156,7 +157,8 @@ struct FactReader {
 
     mutating func extensionDeclaration(_ keyword: Int, into facts: inout FileFacts) {
         var end = keyword + 1
-        while isIdentifier(end) && text(end) != "where" || text(end) == "." { end += 1 }
+        while end < keyword + 64 && Self.words[text(end)] == nil
+            && (isIdentifier(end) && text(end) != "where" || text(end) == ".") { end += 1 }
         let name = typeKey(code[keyword + 1..<end], modules: modules)
         if scopes.count == 1 && text(end) == ":" {
             facts.conformances[name, default: []] += inheritance(end)
@@ -166,7 +168,8 @@ struct FactReader {
 
     mutating func typeAlias(_ keyword: Int, into facts: inout FileFacts) {
         var end = keyword + 3
-        while end < code.count && code[end].line == code[keyword + 2].line && !["{", "}", ";"].contains(text(end)) {
+        while end < min(code.count, keyword + 100) && code[end].line == code[keyword + 2].line
+            && !["{", "}", ";"].contains(text(end)) && Self.words[text(end)] == nil {
             end += 1
         }
         let owner = scopes.count > 1 ? scopes.last.flatMap({ $0.typeName ?? $0.extended }) : nil

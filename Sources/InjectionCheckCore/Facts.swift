@@ -97,8 +97,10 @@ public struct FileFacts: Sendable {
             }
         }
         reader.read(into: &self)
+        var index = 0
         for (line, names) in implementsLines {
-            if let index = types.firstIndex(where: { $0.line >= line }) { types[index].implements += names }
+            while index < types.count && types[index].line < line { index += 1 }
+            if index < types.count { types[index].implements += names }
         }
     }
 }

@@ -53,6 +53,8 @@ private let punctuationTexts: [String] = (0..<128).map { String(UnicodeScalar(UI
 private struct Lexer {
     let bytes: UnsafeBufferPointer<UInt8>
     var at = 0, line = 1, lineStart = 0, lastCodeLine = 0, nesting = 0
+    /// Where the last search for a regex's close gave up: no regex opens before it (keeps long lines linear).
+    var noRegexBefore = 0
     var tokens = SourceTokens()
 
     init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
@@ -177,7 +179,9 @@ private struct Lexer {
 
     /// Whether a `/` here can open a regex literal: where an expression starts, not after an operand.
     func regexMayStart() -> Bool {
-        guard at + 1 < bytes.count, ![0x20, 0x09, 0x0A].contains(bytes[at + 1]) else { return false }
+        guard at >= noRegexBefore, at + 1 < bytes.count, ![0x20, 0x09, 0x0A].contains(bytes[at + 1]) else {
+            return false
+        }
         guard let last = tokens.code.last else { return true }
         switch last.kind {
         case .identifier: return ["return", "case", "in", "where", "if", "guard", "try", "await", "else"].contains(last.text)
@@ -187,15 +191,19 @@ private struct Lexer {
     }
 
     /// A regex literal from `at` (its `#`s, then `/`): consumes it and returns `true`, or returns `false` if no close
-    /// follows on its line (then the `/` is an operator). A `#/` that ends its line opens a multi-line regex.
+    /// follows on its line within 4 KiB (then the `/` is an operator). A `#/` that ends its line opens a multi-line
+    /// regex.
     mutating func regex(hashes: Int) -> Bool {
         var scan = at + hashes + 1, inClass = false
         let multiLine = hashes > 0 && scan < bytes.count && bytes[scan] == 0x0A
         var (lines, lastNewline) = (0, lineStart)
         while scan < bytes.count {
             let byte = bytes[scan]
-            if byte == 0x0A {
-                guard multiLine else { return false }
+            if byte == 0x0A || !multiLine && scan > at + 4096 {
+                guard multiLine else {
+                    noRegexBefore = scan
+                    return false
+                }
                 (lines, lastNewline) = (lines + 1, scan + 1)
             } else if byte == UInt8(ascii: "\\") {
                 scan += 1

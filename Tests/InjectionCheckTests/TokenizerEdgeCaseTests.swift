@@ -71,7 +71,17 @@ struct TokenizerEdgeCaseTests {
         #expect(tokenize(random).code.count > 0)
         let deep = Array(String(repeating: "\"\\(", count: 20_000).utf8)
         #expect(tokenize(deep).code.count > 0)
-        let open = Array((String(repeating: "f(<[{", count: 20_000) + "Inject(").utf8)
-        #expect(facts(String(decoding: open, as: UTF8.self)).resolutions.isEmpty)
+        let open = String(repeating: "f(<[{", count: 20_000) + "Inject("
+        #expect(facts(open).resolutions.isEmpty)
+    }
+
+    @Test("shapes that make a naive reader scan to the end of the file for each occurrence end, on one long line",
+          arguments: ["class A: B, ", "(/[", "typealias A = B ", "extension ", "init(x: A, ", "@available(*) ",
+                      "// injection-check: implements P\n", "let a: A = Inject() // injection-check: ignore\n"])
+    func repeatedShapesEnd(_ shape: String) {
+        let source = String(repeating: shape, count: 40_000)
+        let tokens = tokenize(Array(source.utf8))
+        #expect(tokens.code.count + tokens.comments.count >= 40_000)
+        #expect(facts(source).resolutions.isEmpty)
     }
 }
