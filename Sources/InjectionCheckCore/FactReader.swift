@@ -33,6 +33,7 @@ struct FactReader {
                                 "Injection.InjectionContainer"]
     static let modifiers: Set = ["public", "open", "internal", "private", "fileprivate", "package", "final", "indirect",
                                  "nonisolated", "convenience", "required", "override", "distributed", "dynamic"]
+    static let typePrefixes: Set = ["any", "some", "inout", "sending", "borrowing", "consuming", "each"]
     static let notTypeNames = modifiers.union(["func", "var", "let", "subscript", "init", "static", "case", "typealias"])
 
     func text(_ index: Int) -> String { index >= 0 && index < code.count ? code[index].text : "" }
@@ -222,9 +223,13 @@ struct FactReader {
             if depth == 0 && text(index) == ":" {
                 let declares = ["let", "var", "(", ","].contains(text(index - 2))
                     || isIdentifier(index - 2) && ["(", ","].contains(text(index - 3))
-                return isIdentifier(index - 1) && declares && index + 1 < equals ? index + 1..<equals : nil
+                // Two names in a row are no type (`var c: C` then `c = Inject()`), but for `any P` and the like.
+                let isType = (index + 1..<equals - 1).allSatisfy {
+                    !isIdentifier($0 + 1) || !isIdentifier($0) || text($0 - 1) == "@" || Self.typePrefixes.contains(text($0))
+                }
+                return isIdentifier(index - 1) && declares && isType && index + 1 < equals ? index + 1..<equals : nil
             }
-            if ["{", "}", ";", "="].contains(text(index)) { return nil }
+            if ["{", "}", ";", "=", "let", "var"].contains(text(index)) { return nil }
             depth -= bracketChange(code, index)
             if depth < 0 { return nil }
             index -= 1

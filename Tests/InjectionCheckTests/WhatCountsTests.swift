@@ -48,6 +48,7 @@ struct WhatCountsTests {
         ("let p: any P & Q = Inject()", ["P & Q@1:20"]),
         ("let s = \"\\(Inject(S.self))\"", ["S@1:12"]),
         ("use(Inject())\nfunc make() -> T { Inject() }\nlet u = cond ? v : Inject()", []),
+        ("let a: Int\nlet b = Inject() as B\nvar c: C\nc = Inject()\nswitch e { case .d: x = Inject() }", []),
         ("struct Box<T> { let t: T = Inject()\n func f<U>(u: U = Inject(), w: [U] = Inject()) {} }", []),
         ("func f<T>(t: T = Inject()) -> T where T: Sendable { let x: T = Inject(); return x }", []),
         ("extension Array { func f() { let s: Self = Inject() } }", []),
