@@ -72,12 +72,14 @@ struct FactReader {
                 continue
             }
             guard token.kind == .identifier, let word = Self.words[token.text] else { continue }
+            // `.init(`, `super.init()`: a member, not a declaration.
+            if text(index - 1) == "." && [.function, .type, .extension].contains(word) { continue }
             switch word {
             case .function:
                 var open = index + 1
                 if token.text == "func" { open += 1 } else if ["?", "!"].contains(text(open)) { open += 1 }
                 pending = Scope(names: genericNames(open), depth: depth)
-                if token.text == "init" && text(index - 1) != "." { initializer(index, into: &facts) }
+                if token.text == "init" { initializer(index, into: &facts) }
             case .type: typeDeclaration(index, into: &facts)
             case .extension: extensionDeclaration(index, into: &facts)
             case .associatedType where scopes.last?.isProtocol == true && isIdentifier(index + 1):

@@ -52,6 +52,7 @@ struct WhatCountsTests {
         ("struct Box<T> { let t: T = Inject()\n func f<U>(u: U = Inject(), w: [U] = Inject()) {} }", []),
         ("func f<T>(t: T = Inject()) -> T where T: Sendable { let x: T = Inject(); return x }", []),
         ("extension Array { func f() { let s: Self = Inject() } }", []),
+        ("func f<T: Maker>(x: T = T.init(), y: () -> Void = {}) { let t: T = Inject(); super.init() }", []),
         ("let w: W = Inject() // injection-check: ignore\n// injection-check: ignore\nlet x: X = Inject()", []),
         ("x.Inject(Y.self)\nfunc Inject(_ t: Z.Type) {}\nhelper.resolve(type)", []),
         ("let s = \"Inject(A.self)\" // Inject(B.self)\n/* let c: C = Inject() */ let r = /Inject\\(D.self\\)/", []),
