@@ -156,7 +156,7 @@ private struct Lexer {
                 newline()
             } else if byte == UInt8(ascii: "\\") && self.hashes(hashes, at: 1) {
                 at += 1 + hashes
-                if peek(0) == UInt8(ascii: "(") && nesting < 64 {
+                if peek(0) == UInt8(ascii: "(") && nesting < 16 {
                     at += 1
                     nesting += 1
                     code(interpolation: true, singleLine: !multiLine)
