@@ -43,7 +43,8 @@ func includedFiles(_ config: URL) -> [URL] {
     return folders.flatMap { folder -> [URL] in
         let base = folder.hasPrefix("/") ? URL(fileURLWithPath: folder)
             : config.deletingLastPathComponent().appendingPathComponent(folder)
-        let found = FileManager.default.enumerator(at: base, includingPropertiesForKeys: nil, options: .skipsHiddenFiles)
+        let found = FileManager.default.enumerator(
+            at: base, includingPropertiesForKeys: nil, options: .skipsHiddenFiles)
         return (found?.allObjects as? [URL] ?? []).filter { $0.pathExtension == "swift" }
     }
 }

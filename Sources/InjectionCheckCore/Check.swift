@@ -43,7 +43,8 @@ public struct Configuration: Sendable, Equatable {
                 if key == "registeredElsewhere" { registeredElsewhere = strings }
                 else if key == "include" { include = strings } else { exclude = strings }
             default:
-                throw UsageError("unknown key \"\(key)\" (the keys are severity, registeredElsewhere, include, exclude)")
+                throw UsageError("unknown key \"\(key)\"; the keys are severity, registeredElsewhere, include and "
+                    + "exclude")
             }
         }
     }
@@ -109,8 +110,8 @@ public func unregisteredResolutions(in files: [FileFacts], registeredElsewhere: 
             let associated = Set(site.extensions.flatMap { associatedTypes[$0] ?? [] })
             guard !site.names.contains(where: associated.contains) else { continue }
             let metatype = site.isExistential ? "(any \(site.written))" : site.written
-            lines.append("\(file.path):\(site.line):\(site.column): \(severity): Injection: \(site.written) is resolved "
-                + "here, but no scanned code registers it. Register it at launch: InjectionManager.register("
+            lines.append("\(file.path):\(site.line):\(site.column): \(severity): Injection: \(site.written) is "
+                + "resolved here, but no scanned code registers it. Register it at launch: InjectionManager.register("
                 + "\(metatype).self) { ... }. If it is registered where the check cannot see, add \"\(site.written)\" "
                 + "to \"registeredElsewhere\" in injection-check.json, or end this line with "
                 + "// injection-check: ignore")

@@ -102,8 +102,8 @@ private func check(_ arguments: [String], print: (String) -> Void) throws(UsageE
     let failed = severity == "error" && !lines.isEmpty
     if let stamp = values["--stamp"] {
         try? FileManager.default.removeItem(atPath: stamp)
-        guard failed || FileManager.default.createFile(
-            atPath: stamp, contents: Data("// Written by injection-check after a check with no error (\(files.count) files).\n".utf8)) else {
+        let text = "// Written by injection-check after a check with no error (\(files.count) files).\n"
+        guard failed || FileManager.default.createFile(atPath: stamp, contents: Data(text.utf8)) else {
             throw UsageError("cannot write the stamp \(stamp)")
         }
     }
@@ -127,7 +127,8 @@ private func generate(_ arguments: [String], print: (String) -> Void) throws(Usa
         }
     } else if current != generation.source {
         let folder = (output as NSString).deletingLastPathComponent
-        try? FileManager.default.createDirectory(atPath: folder.isEmpty ? "." : folder, withIntermediateDirectories: true)
+        try? FileManager.default.createDirectory(atPath: folder.isEmpty ? "." : folder,
+                                                 withIntermediateDirectories: true)
         guard FileManager.default.createFile(atPath: output, contents: Data(generation.source.utf8)) else {
             throw UsageError("cannot write \(output)")
         }

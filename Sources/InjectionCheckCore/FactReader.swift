@@ -34,7 +34,8 @@ struct FactReader {
     static let modifiers: Set = ["public", "open", "internal", "private", "fileprivate", "package", "final", "indirect",
                                  "nonisolated", "convenience", "required", "override", "distributed", "dynamic"]
     static let typePrefixes: Set = ["any", "some", "inout", "sending", "borrowing", "consuming", "each"]
-    static let notTypeNames = modifiers.union(["func", "var", "let", "subscript", "init", "static", "case", "typealias"])
+    static let notTypeNames = modifiers.union(["func", "var", "let", "subscript", "init", "static", "case",
+                                               "typealias"])
 
     func text(_ index: Int) -> String { index >= 0 && index < code.count ? code[index].text : "" }
     func isIdentifier(_ index: Int) -> Bool { index >= 0 && index < code.count && code[index].kind == .identifier }
@@ -227,7 +228,8 @@ struct FactReader {
                     || isIdentifier(index - 2) && ["(", ","].contains(text(index - 3))
                 // Two names in a row are no type (`var c: C` then `c = Inject()`), but for `any P` and the like.
                 let isType = (index + 1..<equals - 1).allSatisfy {
-                    !isIdentifier($0 + 1) || !isIdentifier($0) || text($0 - 1) == "@" || Self.typePrefixes.contains(text($0))
+                    !isIdentifier($0 + 1) || !isIdentifier($0) || text($0 - 1) == "@"
+                        || Self.typePrefixes.contains(text($0))
                 }
                 return isIdentifier(index - 1) && declares && isType && index + 1 < equals ? index + 1..<equals : nil
             }
@@ -239,7 +241,7 @@ struct FactReader {
         return nil
     }
 
-    /// Whether an unqualified call at `index` is inside an extension of `InjectionManager` or `InjectionContainer`.
+    /// Whether an unqualified call here is inside an extension of `InjectionManager` or `InjectionContainer`.
     func inManagerExtension() -> Bool { scopes.contains { $0.extended.map(Self.managers.contains) == true } }
 
     mutating func registration(_ name: Int, into facts: inout FileFacts) {
@@ -259,7 +261,7 @@ struct FactReader {
             guard text(name - 1) != "." || text(name - 2) == "Injection" else { return }
             if text(name + 1) == "<", text(name) != "Inject", let end = close(name + 1), text(end + 1) == "(" {
                 type = name + 2..<end
-            } else if text(name) == "Inject" && text(name + 1) == "(" && text(name + 2) == ")" && text(name - 1) == "=" {
+            } else if text(name) == "Inject", text(name + 1) == "(", text(name + 2) == ")", text(name - 1) == "=" {
                 type = declaredType(name - 1)
             } else {
                 type = metatype(name + 1)

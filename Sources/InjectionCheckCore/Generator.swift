@@ -42,14 +42,15 @@ public func generateRegistrations(from files: [FileFacts], outputModule: String)
         for type in file.types where ["class", "struct", "actor"].contains(type.kind) {
             let listed = type.inherits + (conformances[type.name] ?? [])
             for name in type.implements where protocols[name] == nil {
-                note((type, file), "skipped \(type.name): it implements \(name), which is no protocol of the scanned code")
+                note((type, file), "skipped \(type.name): it implements \(name), which is no protocol of the scanned "
+                    + "code")
             }
             var pairs = type.implements.filter { protocols[$0] != nil }
             let named = String(type.name.dropLast(4))
             if type.name.hasSuffix("Impl"), protocols[named] != nil, !pairs.contains(named) {
                 if listed.contains(named) { pairs.append(named) } else {
-                    note((type, file), "skipped \(type.name): it does not list \(named) in its inheritance clause or an "
-                        + "extension")
+                    note((type, file), "skipped \(type.name): it does not list \(named) in its inheritance clause "
+                        + "or an extension")
                 }
             }
             for name in pairs { implementations[name, default: []].append((type, file)) }
@@ -79,8 +80,10 @@ public func generateRegistrations(from files: [FileFacts], outputModule: String)
         }
         let (isAsync, isThrowing) = (initializer!.isAsync, initializer!.isThrowing)
         let call = (isThrowing ? "try " : "") + (isAsync ? "await " : "") + "\(type.name)()"
-        let isolation = (type.isMainActor || initializer!.isMainActor) && !isAsync ? ", isolation: MainActor.shared" : ""
-        lines.append("        InjectionManager.register\(isAsync ? "Async" : "")((any \(name)).self\(isolation)) { \(call) }")
+        let isMainActor = (type.isMainActor || initializer!.isMainActor) && !isAsync
+        let function = isAsync ? "registerAsync" : "register"
+        let isolation = isMainActor ? ", isolation: MainActor.shared" : ""
+        lines.append("        InjectionManager.\(function)((any \(name)).self\(isolation)) { \(call) }")
         imports.formUnion([file.module, protocolFile.file.module].filter { $0 != outputModule })
     }
     let source = """

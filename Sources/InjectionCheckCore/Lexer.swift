@@ -65,11 +65,21 @@ private struct Lexer {
         (0..<count).allSatisfy { peek(offset + $0) == UInt8(ascii: "#") }
     }
 
+    /// Whether `count` `#`s start at `index`, which close a regex opened with as many.
+    func closesRegex(_ index: Int, hashes count: Int) -> Bool {
+        (0..<count).allSatisfy { index + $0 < bytes.count && bytes[index + $0] == UInt8(ascii: "#") }
+    }
+
     mutating func newline() { at += 1; line += 1; lineStart = at }
 
     mutating func emit(_ kind: TokenKind, _ text: String, line: Int, column: Int) {
         let token = Token(kind: kind, text: text, line: line, column: column, startsLine: lastCodeLine != line)
-        if kind == .comment { tokens.comments.append(token) } else { tokens.code.append(token); lastCodeLine = self.line }
+        if kind == .comment {
+            tokens.comments.append(token)
+        } else {
+            tokens.code.append(token)
+            lastCodeLine = self.line
+        }
     }
 
     func text(_ start: Int, _ end: Int) -> String {
@@ -90,7 +100,8 @@ private struct Lexer {
                 while at < bytes.count && bytes[at] != 0x0A { at += 1 }
                 emit(.comment, text(start + 2, at), line: line, column: column)
             case UInt8(ascii: "/") where peek(1) == UInt8(ascii: "*"): blockComment()
-            case UInt8(ascii: "/") where regexMayStart() && regex(hashes: 0): emit(.literal, "", line: line, column: column)
+            case UInt8(ascii: "/") where regexMayStart() && regex(hashes: 0):
+                emit(.literal, "", line: line, column: column)
             case UInt8(ascii: "#"):
                 var count = 1
                 while peek(count) == UInt8(ascii: "#") { count += 1 }
@@ -117,7 +128,8 @@ private struct Lexer {
                 while at < bytes.count && isIdentifierByte(bytes[at]) { at += 1 }
                 emit(.identifier, text(start, at), line: line, column: column)
             case _ where isDigit(byte):
-                while at < bytes.count && (isIdentifierByte(bytes[at]) || bytes[at] == UInt8(ascii: ".") && isDigit(peek(1))) {
+                while at < bytes.count
+                    && (isIdentifierByte(bytes[at]) || bytes[at] == UInt8(ascii: ".") && isDigit(peek(1))) {
                     at += 1
                 }
                 emit(.literal, text(start, at), line: line, column: column)
@@ -184,7 +196,8 @@ private struct Lexer {
         }
         guard let last = tokens.code.last else { return true }
         switch last.kind {
-        case .identifier: return ["return", "case", "in", "where", "if", "guard", "try", "await", "else"].contains(last.text)
+        case .identifier:
+            return ["return", "case", "in", "where", "if", "guard", "try", "await", "else"].contains(last.text)
         case .literal, .comment: return false
         case .punctuation: return ![")", "]", "}", ">", "!", "?"].contains(last.text)
         }
@@ -211,8 +224,7 @@ private struct Lexer {
                 inClass = true
             } else if byte == UInt8(ascii: "]") {
                 inClass = false
-            } else if byte == UInt8(ascii: "/") && !inClass
-                && (0..<hashes).allSatisfy({ scan + 1 + $0 < bytes.count && bytes[scan + 1 + $0] == UInt8(ascii: "#") }) {
+            } else if byte == UInt8(ascii: "/") && !inClass && closesRegex(scan + 1, hashes: hashes) {
                 if hashes == 0 && [0x20, 0x09].contains(bytes[scan - 1]) { return false }
                 at = scan + 1 + hashes
                 line += lines

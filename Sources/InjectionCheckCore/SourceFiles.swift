@@ -87,7 +87,9 @@ public func readFacts(_ file: SourceFile, modules: Set<String>) -> Result<FileFa
         return .failure(FileProblem(file: file.path, reason: "cannot be read"))
     }
     let bytes = [UInt8](data)
-    guard !bytes.contains(0) else { return .failure(FileProblem(file: file.path, reason: "is binary (it holds NUL bytes)")) }
+    guard !bytes.contains(0) else {
+        return .failure(FileProblem(file: file.path, reason: "is binary (it holds NUL bytes)"))
+    }
     guard String(bytes: bytes, encoding: .utf8) != nil else {
         return .failure(FileProblem(file: file.path, reason: "is not valid UTF-8"))
     }

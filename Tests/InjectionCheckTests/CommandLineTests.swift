@@ -89,7 +89,8 @@ struct CommandLineTests {
                 + "Register it at launch: InjectionManager.register((any Clock).self) { ... }. If it is registered "
                 + "where the check cannot see, add \"Clock\" to \"registeredElsewhere\" in injection-check.json, or "
                 + "end this line with // injection-check: ignore",
-            "\(folder)/App/Binary.swift: warning: Injection: this file is binary (it holds NUL bytes); it is not scanned",
+            "\(folder)/App/Binary.swift: warning: Injection: this file is binary (it holds NUL bytes); it is not "
+                + "scanned",
             "\(folder)/App/Invalid.swift: warning: Injection: this file is not valid UTF-8; it is not scanned",
             "\(folder)/App/OpenString.swift:2:16: error: Injection: A is resolved here, but no scanned code registers "
                 + "it. Register it at launch: InjectionManager.register((any A).self) { ... }. If it is registered "

@@ -19,8 +19,8 @@ struct WhatCountsTests {
         ("struct S { func register(_ type: M.Type) {} }", []),
         ("// injection-check: registers N, Services.O, Box<Int, String>", ["N", "O", "Box<Int,String>"]),
         ("InjectionManager.register(Services.P.self) { P() }", ["P"]),
-        ("#if DEBUG\nInjectionManager.register(Q.self) { Q() }\n#else\nInjectionManager.register(R.self) { R() }\n#endif",
-         ["Q", "R"]),
+        ("#if DEBUG\nInjectionManager.register(Q.self) { Q() }\n"
+            + "#else\nInjectionManager.register(R.self) { R() }\n#endif", ["Q", "R"]),
         ("let s = \"InjectionManager.register(S.self) { S() }\"", []),
         ("// InjectionManager.register(T.self)\n/* InjectionManager.register(U.self) */", []),
         ("let s = #\"\"\"\nInjectionManager.register(V.self)\n\"\"\"#", []),
