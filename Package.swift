@@ -45,7 +45,7 @@ let package = Package(
     ]
 )
 
-// Settings for every Swift target, in one place.
+// Settings for every Swift target, in one place. Plugins take none: SwiftPM rejects settings on a plugin target.
 let cTargets: Set = ["_InjectionPlatform", "CInjectionTestSupport"]
 for target in package.targets where !cTargets.contains(target.name) && target.type != .plugin {
     target.swiftSettings = (target.swiftSettings ?? []) + [
