@@ -10,6 +10,11 @@ let package = Package(
         // them share one process-wide container instead of one copy each (see the README).
         .library(name: "InjectionDynamic", type: .dynamic, targets: ["Injection"]),
         .library(name: "InjectionTesting", targets: ["InjectionTesting"]),
+        // The build-time check (Docs/BuildTimeCheck.md): a tool, the plugin that runs it on every build of the
+        // composition root, and the command plugin that writes generated registrations. Foundation only.
+        .executable(name: "injection-check", targets: ["injection-check"]),
+        .plugin(name: "InjectionCheck", targets: ["InjectionCheck"]),
+        .plugin(name: "GenerateRegistrations", targets: ["GenerateRegistrations"]),
     ],
     // No `dependencies:` on purpose: the library depends on the toolchain only.
     targets: [
@@ -23,12 +28,26 @@ let package = Package(
             name: "InjectionTests",
             dependencies: ["Injection", "InjectionTesting", "_InjectionPlatform", "CInjectionTestSupport"]),
         .testTarget(name: "MigrationRecipesTests", dependencies: ["Injection", "InjectionTesting"]),
+        .target(name: "InjectionCheckCore"),
+        .executableTarget(name: "injection-check", dependencies: ["InjectionCheckCore"]),
+        .plugin(name: "InjectionCheck", capability: .buildTool(), dependencies: ["injection-check"]),
+        .plugin(
+            name: "GenerateRegistrations",
+            capability: .command(
+                intent: .custom(
+                    verb: "generate-registrations",
+                    description: "Writes the registrations of each protocol and its Impl into a target"),
+                permissions: [.writeToPackageDirectory(reason: "It writes InjectionRegistrations.generated.swift.")]),
+            dependencies: ["injection-check"]),
+        // Fixtures/ holds sources the tests read, and never compile.
+        .testTarget(
+            name: "InjectionCheckTests", dependencies: ["InjectionCheckCore", "Injection"], exclude: ["Fixtures"]),
     ]
 )
 
-// Settings for every Swift target, in one place.
+// Settings for every Swift target, in one place. Plugins take none: SwiftPM rejects settings on a plugin target.
 let cTargets: Set = ["_InjectionPlatform", "CInjectionTestSupport"]
-for target in package.targets where !cTargets.contains(target.name) {
+for target in package.targets where !cTargets.contains(target.name) && target.type != .plugin {
     target.swiftSettings = (target.swiftSettings ?? []) + [
         // SE-0335: spell existential types `any P`.
         .enableUpcomingFeature("ExistentialAny"),

@@ -1,0 +1,10 @@
+protocol Cache {}
+
+final class CacheImpl: Cache {
+    init() {}
+}
+
+// injection-check: implements Cache
+final class MemoryCache: Cache {
+    init() {}
+}
