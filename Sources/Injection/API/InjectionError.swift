@@ -136,8 +136,8 @@ extension InjectionError {
                     "Inject() into an optional asks for \(name) itself."
             }
             if escaped {
-                hint += " It was requested from the process-wide container by code bound to no container while a test " +
-                    "runs: if a test sent this work to a queue or a thread, wrap it in InjectionManager.bound { ... }."
+                hint += " It was requested from the process-wide container by code bound to no container while a " +
+                    "test runs: if a test sent this work to a queue or a thread, wrap it in InjectionManager.bound { ... }."
             }
             return """
                 Injection: no registration for \(name)\(resolving). \
@@ -265,9 +265,9 @@ extension InjectionError {
             let through = path.count > 2 ? " through \(path.map(names.name).joined(separator: " → "))" : ""
             return """
                 Injection: \(name) is .\(lifetime) but its factory resolves \(held), which is .scoped\(through): \
-                after a reset, \(name) still holds the \(held) of the scope that built it (after logout, the old user's). Make \
-                \(name) .scoped, or hold an InjectProvider<\(TypeNames.literal(scoped.type, named: held))> and resolve \
-                through it when it is needed.
+                after a reset, \(name) still holds the \(held) of the scope that built it (after logout, the old \
+                user's). Make \(name) .scoped, or hold an \
+                InjectProvider<\(TypeNames.literal(scoped.type, named: held))> and resolve through it when it is needed.
                 """
         }
     }
