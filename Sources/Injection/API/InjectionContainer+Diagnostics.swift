@@ -212,9 +212,8 @@ extension InjectionContainer {
     /// process-wide container while a strict test runs: probably work a test sent to a queue or a thread.
     func reportEscape(of type: AnyType) {
         guard Self.reportedEscapes.withLock({ $0.insert(type).inserted }) else { return }
-        let name = names.name(type)
         InjectionManager.diagnosticsHandler("""
-            Injection: \(name) was requested from the process-wide container by code bound to no container while \
+            Injection: \(names.name(type)) was requested from the process-wide container by code bound to no container while \
             strict tests run: probably work a test sent to a queue or a thread. Carry the test's container along: \
             DispatchQueue.global().async(execute: InjectionManager.bound { ... })
             """)

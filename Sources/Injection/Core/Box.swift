@@ -42,10 +42,21 @@ package final class Box: ManagedBuffer<Any.Type, UInt> {
     /// wrapped one (the cast unwraps it).
     func dispose() {
         func dispose<Value>(_: Value.Type) {
-            (storage(of: Value.self).pointee as? any InjectionDisposable)?.dispose()
+            let value = storage(of: Value.self).pointee
+            // Asked of the value's class once for the process: for a class that is not disposable, the cast searches
+            // the conformances anew on every eviction, 61% of a reset (the reset + first resolves floor, ≤ 3x of the
+            // seed design). Not for an optional or an error box, whose dynamic type is not their wrapped one's.
+            let isWrapped = _isOptional(Value.self) || Value.self == (any Error).self
+            let type = isWrapped ? nil : ObjectIdentifier(Swift.type(of: value as Any))
+            if let type, Self.notDisposable.withLock({ $0.contains(type) }) { return }
+            if let disposable = value as? any InjectionDisposable { return disposable.dispose() }
+            if let type { Self.notDisposable.withLock { _ = $0.insert(type) } }
         }
         _openExistential(type, do: dispose)
     }
+
+    /// The classes found not to be ``InjectionDisposable`` (see ``dispose()``).
+    private static let notDisposable = LockedState(Set<ObjectIdentifier>())
 
     /// Whether the instance is an `Optional` holding `nil`, which is never cached.
     var isNilOptional: Bool {

@@ -17,7 +17,7 @@ extension InjectionContainer {
                     transaction.record(operation, whileCurrent: current, isCurrentInState: state[current.type] === current)
                 }
                 if let recorded { return recorded }
-            } else if transaction.record(.register(key, registration)) { return true }
+            } else if transaction.record(contentsOf: [.register(key, registration)]) { return true }
         }
         var isCurrent = true, replacedHeldInstances = false
         apply { state in
@@ -60,7 +60,7 @@ extension InjectionContainer {
 
     /// Records `operation` in the open reset block, if there is one, to apply with it; else applies it now.
     func perform(_ operation: Transaction.Operation) {
-        if let transaction = openTransaction(), transaction.record(operation) { return }
+        if let transaction = openTransaction(), transaction.record(contentsOf: [operation]) { return }
         apply { carryOut(operation, on: &$0) }
     }
 

@@ -102,12 +102,8 @@ package final class Frame: @unchecked Sendable {
 
     /// The frames of this frame's resolution, from its root to this one, as the wait-for graph keeps them.
     var resolutionChain: [Build.Link] {
-        var links: [Build.Link] = []
-        for frame in chain {
-            links.append((frame.container, frame.type))
-            if frame.isRoot { break }
-        }
-        return links.reversed()
+        let frames = Array(chain), root = frames.firstIndex { $0.isRoot } ?? frames.count - 1
+        return frames[...root].reversed().map { ($0.container, $0.type) }
     }
 
     /// Whether this frame or one above it resolves `key` in `container`: resolving it again would be a cycle.

@@ -49,9 +49,6 @@ final class Transaction: Sendable {
 
     /// Appends `operations`, or, once the transaction is committed, hands them to the block it is nested in;
     /// returns `false` if none is open (a task that outlived the blocks then acts on the container directly).
-    func record(_ operations: Operation...) -> Bool { record(contentsOf: operations) }
-
-    /// See ``record(_:)``.
     func record(contentsOf operations: [Operation]) -> Bool {
         let isRecorded = log.withLock { log in
             guard !log.isCommitted else { return false }

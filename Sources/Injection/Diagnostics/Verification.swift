@@ -68,7 +68,8 @@ final class Verification: Sendable {
             let (kept, failures) = progress.withLock { ($0.registrations, $0.failures) }
             Self.parked.withLock { parked in
                 let identity = Set(kept.map(ObjectIdentifier.init))
-                parked[identity, default: (kept, [:])].roots.merge(failures.merging([root: error]) { $1 }) { old, _ in old }
+                let roots = failures.merging([root: error]) { $1 }
+                parked[identity, default: (kept, [:])].roots.merge(roots) { old, _ in old }
             }
             finishItem()
             startWorker()
