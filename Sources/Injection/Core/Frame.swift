@@ -14,9 +14,6 @@ package final class Frame: @unchecked Sendable {
     let resolution: Resolution
     /// The container's epoch when this frame's resolution started: builds under it belong to that epoch.
     let epoch: UInt64
-    /// Whether this frame starts a resolution of its own though it has a parent for the chain: the frame of
-    /// an async construction, or of a resolve under another task's frame (see ``Binding/startsResolution``).
-    let startsResolution: Bool
     /// Whether what this factory resolves from `container` is recorded as edges of the graph (``resolved``).
     let recordsEdges: Bool
     /// Whether the container keeps what this frame builds: it then collects its own dependencies.
@@ -26,7 +23,9 @@ package final class Frame: @unchecked Sendable {
     /// One bit per type in the chain, this frame's included (see ``bit(of:)``): a type whose bit is clear is
     /// not in the chain, which answers most cycle checks with no walk.
     let mask: UInt64
-    /// Whether this frame is the root of its resolution.
+    /// Whether this frame is the root of its resolution: it has no parent, or starts a resolution of its own
+    /// though it has one for the chain (an async construction's, or a resolve's under another task's frame: see
+    /// ``Binding/startsResolution``).
     let isRoot: Bool
     private(set) var parent: Frame?
     /// The frame whose build collects what this one resolves, when it runs inside a build that keeps its
@@ -47,7 +46,7 @@ package final class Frame: @unchecked Sendable {
         self.isUnbound = parent?.isUnbound ?? isUnbound
         (self.container, self.type, self.parent) = (container, type, parent)
         isRoot = startsResolution || parent == nil
-        (self.startsResolution, self.recordsEdges, self.keepsInstance) = (startsResolution, recordsEdges, keepsInstance)
+        (self.recordsEdges, self.keepsInstance) = (recordsEdges, keepsInstance)
         let continues = !startsResolution && parent != nil
         self.resolution = resolution ?? (continues ? parent!.resolution : .make())
         let inParent = parent?.container == container

@@ -5,10 +5,10 @@ import _InjectionPlatform
 //
 // 1. `resolve(_:as:in:caller:)` reads the running code's binding (its thread's, else its task's), which
 //    names the container and the frame of the factory being run, if any.
-// 2. `resolve(_:binding:thread:isOnMainActor:)` claims the key under the container's lock (`claim`): a cached
-//    instance comes back from that one lock hold. Otherwise it waits for another resolution's build, or runs
-//    the factory in a new frame (`run`), outside every lock, then stores what it made under the lock
-//    (`complete`).
+// 2. `resolve(_:binding:thread:isOnMainActor:)` looks the key up under the container's lock (`cached`): a cached
+//    instance comes back from that one lock hold. Otherwise it claims the key (`claim`), and waits for another
+//    resolution's build, or runs the factory in a new frame (`run`), outside every lock, then stores what it made
+//    under the lock (`complete`).
 // 3. `asyncResolve` drives the same `claim` and `complete` for tasks. What differs: a waiter suspends
 //    instead of blocking; an async factory runs in a task of its own, and a main-actor one after a hop;
 //    `postConstruction` runs at once instead of at the end of the outermost resolve.
